@@ -1,0 +1,256 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { DocumentNode, ExecutionArgs } from 'graphql';
+import type { GraphQLRunner } from './rest/execute.js';
+import type { Config } from './config.js';
+import { AppError } from './errors.js';
+import { openDatabase, type Database } from './db/client.js';
+import { applyMigrations, pendingMigrationNames } from './db/migrations.js';
+import { appliedMigrations } from './db/sql/appliedMigrations.js';
+import { startEventBus } from './events/bus.js';
+import { buildSchema } from './graphql/schema.js';
+import { maskError } from './graphql/errors.js';
+import type { AppServices } from './graphql/context.js';
+import { useHealth } from './graphql/plugins/use-health.js';
+import { useLegacyRoutes } from './graphql/plugins/use-legacy-routes.js';
+import { allRpcRoutes } from './rest/routes.js';
+import { allHttpRoutes } from './rest/http-routes.js';
+import { createLogger, type Logger } from './log.js';
+import type { Worker } from './runtime/types.js';
+import { createWorkers } from './runtime/workers.js';
+import { seedDemoData } from './identity/demo.js';
+import { CmsVerifierPool } from './signatures/pool.js';
+import { TrustStore } from './signatures/trust.js';
+import { createJobExecutor } from './scheduler/executor.js';
+import { createKeyVerifier } from './access/api-keys.js';
+import { presentedKey, type Principal } from './access/principal.js';
+import { RateLimiter } from './access/rate-limit.js';
+import { createMetrics } from './runtime/metrics.js';
+import { keyRequirement, useAccessControl } from './graphql/plugins/use-access-control.js';
+import { useRateLimit } from './graphql/plugins/use-rate-limit.js';
+import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
+import { useBodyLimit } from './graphql/plugins/use-body-limit.js';
+import { useRequestId } from './graphql/plugins/use-request-id.js';
+import { useMetrics } from './graphql/plugins/use-metrics.js';
+import { compilePath } from './rest/http-route.js';
+
+export interface Gateway {
+  readonly url: string;
+  readonly port: number;
+  readonly services: AppServices;
+  readonly database: Database;
+  readonly log: Logger;
+  readonly yoga: YogaServerInstance<Record<string, unknown>, AppServices>;
+  /** Stops accepting, drains workers, closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startGateway(config: Config, options: { log?: Logger } = {}): Promise<Gateway> {
+  const log = options.log ?? createLogger(config.LOG_LEVEL);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  let draining = false;
+  try {
+    if (config.MIGRATE_ON_START) {
+      const applied = await applyMigrations(database.adapterFactory);
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    }
+    if (config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const bus = await startEventBus(database);
+  let trust: TrustStore;
+  try {
+    trust = new TrustStore(database.prisma, config, bus);
+  } catch (error) {
+    await bus.close();
+    await database.close();
+    throw error;
+  }
+  const metrics = createMetrics(database.prisma, log);
+  const services: AppServices = {
+    db: database.prisma,
+    config,
+    bus,
+    queueDeleteGuards: [],
+    trust,
+    verifier: new CmsVerifierPool(config.CMS_WORKERS),
+    jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' })),
+    keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    metrics,
+    log,
+  };
+  const workers: Worker[] = createWorkers(services, log);
+  const rpcRoutes = allRpcRoutes(config);
+  const httpRoutes = allHttpRoutes(config);
+  const fixedPaths = new Set(['/graphql', '/rpc', '/healthz', '/readyz', '/metrics', '/openapi.json', ...rpcRoutes.map((r) => r.path)]);
+  const templates = httpRoutes.map((r) => ({ path: r.path as string, match: compilePath(r.path) }));
+  const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
+
+  const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
+    schema: buildSchema(),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'Public-services gateway' } : false,
+    maskedErrors: { maskError },
+    logging: {
+      debug: (...args) => log.debug(args.map(String).join(' ')),
+      info: (...args) => log.info(args.map(String).join(' ')),
+      warn: (...args) => log.warn(args.map(String).join(' ')),
+      error: (...args) => {
+        const err = args.find((a): a is Error => a instanceof Error);
+        // A client's mistake (an AppError, or a GraphQL error with no cause behind it) is not the gateway's error.
+        const cause = (err as { originalError?: unknown } | undefined)?.originalError;
+        const clientError = err !== undefined && (cause instanceof AppError || (err.name === 'GraphQLError' && cause === undefined));
+        (clientError ? log.debug.bind(log) : log.error.bind(log))({ err }, args.map(String).join(' '));
+      },
+    },
+    context: () => services,
+    plugins: [
+      useRequestId(log),
+      useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel }),
+      useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
+      useAccessControl({ auth: config.AUTH, keys: services.keys, metrics }),
+      useRateLimit(services.rateLimiter, metrics),
+      useQueryLimits(
+        {
+          maxDepth: config.GRAPHQL_MAX_DEPTH,
+          maxAliases: config.GRAPHQL_MAX_ALIASES,
+          maxCost: config.GRAPHQL_MAX_COST,
+          defaultPageSize: config.DEFAULT_PAGE_SIZE,
+          maxPageSize: config.MAX_PAGE_SIZE,
+        },
+        metrics,
+      ),
+      useHealth({
+        async ready() {
+          const pending = pendingMigrationNames(await appliedMigrations(database.prisma));
+          const ok = !draining && pending.length === 0;
+          return { ok, checks: { database: 'ok', pendingMigrations: pending, draining } };
+        },
+      }),
+      useLegacyRoutes({
+        rpcRoutes,
+        httpRoutes,
+        env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        requireKey: keyRequirement(config.AUTH, services.keys),
+        runGraphQL: () => runOperation,
+      }),
+    ],
+  });
+
+  // Legacy routes execute their (codegen-checked, static) documents through Yoga's envelop with the caller's request.
+  const validated = new WeakSet<DocumentNode>();
+  const runOperation: GraphQLRunner = async (request, document, query, variables) => {
+    const { schema, execute, validate, contextFactory } = yoga.getEnveloped({ request, params: { query, variables } });
+    if (!validated.has(document)) {
+      const errors = validate(schema, document);
+      if (errors.length) return { errors };
+      validated.add(document);
+    }
+    const result = await execute({ schema, document, variableValues: variables, contextValue: await contextFactory() });
+    if (Symbol.asyncIterator in result) throw new Error('a legacy route ran a subscription');
+    return result;
+  };
+
+  const server: Server = createServer(yoga);
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const wsServer = useServer<Record<string, unknown>>(
+    {
+      connectionInitWaitTimeout: config.GRAPHQL_WS_INIT_TIMEOUT_MS,
+      // The key is checked once, at connection time: connection_init payload {authorization: 'Bearer ...'} or
+      // {'x-api-key': ...}, else the upgrade request's headers. Refused -> close 4403.
+      onConnect: async (ctx) => {
+        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
+        const fromParams = (name: string) => {
+          const hit = Object.entries(params).find(([k, v]) => k.toLowerCase() === name && typeof v === 'string');
+          return hit ? (hit[1] as string) : undefined;
+        };
+        const fromUpgrade = (name: string) => {
+          const value = ctx.extra.request.headers[name];
+          return Array.isArray(value) ? value[0] : value;
+        };
+        const key = presentedKey((name) => fromParams(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined) ?? fromUpgrade(name));
+        const principal = key ? await services.keys.verify(key) : null;
+        if (config.AUTH === 'on' && !principal) {
+          metrics.rejected.inc({ reason: 'unauthenticated' });
+          return false;
+        }
+        (ctx.extra as { principal?: Principal | null }).principal = principal;
+        return true;
+      },
+      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
+      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+      onSubscribe: async (ctx, _id, params) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+          principal: (ctx.extra as { principal?: Principal | null }).principal ?? null,
+        });
+        const args: ExecutionArgs = {
+          schema,
+          operationName: params.operationName ?? null,
+          document: parse(params.query),
+          variableValues: params.variables ?? null,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        };
+        const errors = validate(args.schema, args.document);
+        if (errors.length) return errors;
+        return args;
+      },
+    },
+    wss,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  for (const worker of workers) worker.start();
+  log.info({ url, database: database.kind, auth: config.AUTH }, `gateway listening; GraphiQL at ${url}/graphql`);
+  if (config.AUTH === 'off') {
+    log.warn({ host: config.HOST }, 'authentication is OFF (AUTH=off): every request is served without an API key; allowed on loopback only');
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    services,
+    database,
+    log,
+    yoga,
+    close() {
+      closing ??= (async () => {
+        draining = true;
+        // /readyz answers 503 from now on; give load balancers SHUTDOWN_READY_DELAY_MS to notice.
+        if (config.SHUTDOWN_READY_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_READY_DELAY_MS));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await wsServer.dispose();
+        // Requests in flight may finish within half the grace time; then open streams (SSE) are cut.
+        const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, Math.floor(config.SHUTDOWN_GRACE_MS / 2)));
+        await closed;
+        clearTimeout(cut);
+        await Promise.all(workers.map((w) => w.stop()));
+        services.trust.close();
+        await services.verifier.close();
+        await bus.close();
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}

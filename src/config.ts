@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { toFieldIssues } from './validation.js';
+
+// Every environment variable the gateway reads, parsed and validated here and nowhere else.
+const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+
+const envSchema = z.object({
+  PORT: int(4000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL').optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAX_BODY_BYTES: int(1_048_576, 1024),
+  DEFAULT_PAGE_SIZE: int(50, 1),
+  MAX_PAGE_SIZE: int(500, 1),
+  QUEUE_MAX_RATE: int(1000, 1),
+  MIGRATE_ON_START: bool.default(true),
+  GRAPHIQL: bool.default(true),
+  SHUTDOWN_GRACE_MS: int(10_000, 0),
+  GRAPHQL_WS_INIT_TIMEOUT_MS: int(3000, 100),
+  /** Load the identity demo data set into an empty embedded database at start-up (never on DATABASE_URL). */
+  IDENTITY_DEMO_DATA: bool.default(true),
+  /** Directory of PEM trust anchors of the default profile (v1 path, GraphQL default); absent = none. */
+  TRUST_DIR: z.string().min(1).optional(),
+  /** PEM directory of the `cloud` profile (POST /v2/verify/cms/cloud); absent = TRUST_DIR. */
+  TRUST_DIR_CLOUD: z.string().min(1).optional(),
+  /** PEM directory of the `tech` profile (POST /v2/verify/cms/tech); absent = TRUST_DIR. */
+  TRUST_DIR_TECH: z.string().min(1).optional(),
+  /** worker_threads verifying CMS signatures; 0 = os.availableParallelism(). */
+  CMS_WORKERS: int(0, 0, 256),
+  /** Fire cron jobs in this process (manual runs work either way). */
+  SCHEDULER: bool.default(true),
+  /** Longest sleep of the cron scheduler between rounds; bounds the delay when a wake-up NOTIFY is lost. */
+  SCHEDULER_MAX_SLEEP_MS: int(1000, 10, 60_000),
+  /** Due jobs claimed per statement. */
+  SCHEDULER_BATCH_SIZE: int(500, 1, 10_000),
+  /** An occurrence older than this when fired is a misfire (Quartz misfireThreshold). */
+  SCHEDULER_MISFIRE_THRESHOLD_MS: int(60_000, 1000),
+  /** How often the scheduler fails RUNNING instances whose lease ran out (their process died mid-run). */
+  SCHEDULER_REAP_INTERVAL_MS: int(15_000, 100),
+  /** on: every request needs an API key; off: allowed only on a loopback HOST. Default: on when DATABASE_URL is set. */
+  AUTH: z.enum(['on', 'off']).optional(),
+  /** How long a checked key is trusted in memory before it is looked up again (revocation elsewhere takes this long). */
+  AUTH_CACHE_MS: int(5000, 0),
+  GRAPHQL_MAX_DEPTH: int(12, 1),
+  GRAPHQL_MAX_ALIASES: int(30, 0),
+  GRAPHQL_MAX_COST: int(50_000, 1),
+  /** Operations per minute per API key (token bucket, per process); 0 = no limit. */
+  RATE_LIMIT_PER_MINUTE: int(600, 0),
+  /** On SIGTERM, /readyz answers 503 this long before the listener closes (lets load balancers notice). */
+  SHUTDOWN_READY_DELAY_MS: int(0, 0),
+  DELIVERY_WORKER: bool.default(true),
+  DELIVERY_LEASE_SECONDS: int(60, 1, 86_400),
+  DELIVERY_BATCH: int(20, 1, 1000),
+  DELIVERY_MAX_ATTEMPTS: int(5, 1, 100),
+  DELIVERY_BACKOFF_BASE_MS: int(1000, 1),
+  DELIVERY_POLL_MS: int(1000, 10),
+});
+
+export type Config = Omit<z.output<typeof envSchema>, 'AUTH'> & { AUTH: 'on' | 'off' };
+
+const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.test(host);
+}
+
+/** Every variable the gateway reads (the README documents each; a test checks). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = envSchema.safeParse(env);
+  if (!result.success) {
+    const lines = toFieldIssues(result.error).map((i) => `  ${i.field}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const auth = result.data.AUTH ?? (result.data.DATABASE_URL ? 'on' : 'off');
+  if (auth === 'off' && !isLoopbackHost(result.data.HOST)) {
+    throw new Error(
+      `Invalid configuration:\n  AUTH: "off" is allowed only when HOST is a loopback address (127.0.0.0/8, ::1, localhost); HOST is "${result.data.HOST}". Set AUTH=on and create a key with \`npm run keys -- create\`.`,
+    );
+  }
+  return { ...result.data, AUTH: auth };
+}

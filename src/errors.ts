@@ -1,0 +1,60 @@
+// Domain errors: each carries a stable code and the HTTP status that fits it; the edges (GraphQL, REST,
+// JSON-RPC) translate them in one place each (src/graphql/errors.ts, src/rest/envelopes.ts).
+
+export type FieldIssue = { field: string; message: string };
+
+export abstract class AppError extends Error {
+  abstract readonly code: string;
+  abstract readonly httpStatus: number;
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly code = 'BAD_USER_INPUT';
+  readonly httpStatus = 400;
+  constructor(readonly issues: FieldIssue[]) {
+    super(`Invalid input: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`, { fields: issues });
+  }
+}
+
+export class NotFoundError extends AppError {
+  readonly code = 'NOT_FOUND';
+  readonly httpStatus = 404;
+}
+
+export class ConflictError extends AppError {
+  readonly code = 'CONFLICT';
+  readonly httpStatus = 409;
+}
+
+export class UnauthenticatedError extends AppError {
+  readonly code = 'UNAUTHENTICATED';
+  readonly httpStatus = 401;
+}
+
+export class ForbiddenError extends AppError {
+  readonly code = 'FORBIDDEN';
+  readonly httpStatus = 403;
+}
+
+export class RateLimitedError extends AppError {
+  readonly code = 'RATE_LIMITED';
+  readonly httpStatus = 429;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, { retryAfterSeconds });
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  readonly httpStatus = 413;
+}

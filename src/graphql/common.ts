@@ -1,0 +1,118 @@
+import { GraphQLError, Kind } from 'graphql';
+import type { z } from 'zod';
+import { builder } from './builder.js';
+import { parseInput } from '../validation.js';
+import { ValidationError } from '../errors.js';
+import { pageWindowSchema, type Page, type Window } from '../pagination.js';
+import type { GraphQLContext } from './context.js';
+import type { ArgBuilder, ObjectRef } from '@pothos/core';
+import type { AppTypes } from './builder.js';
+
+type OutputRef<T> = ObjectRef<AppTypes, T>;
+type PothosArgs = ArgBuilder<AppTypes>;
+
+builder.scalarType('DateTime', {
+  description: 'An instant, as an ISO 8601 string in UTC (for example 2026-01-31T12:00:00.000Z).',
+  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+  parseValue: (value) => parseDate(value),
+  parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : null),
+});
+
+function parseDate(value: unknown): Date {
+  const date = typeof value === 'string' ? new Date(value) : null;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw new GraphQLError('DateTime must be an ISO 8601 date-time string', { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  return date;
+}
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+});
+
+export const PageInfo = builder
+  .objectRef<{ hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }>('PageInfo')
+  .implement({
+    description: 'Where a page stands in its list.',
+    fields: (t) => ({
+      hasNextPage: t.exposeBoolean('hasNextPage', { description: 'More items follow this page.' }),
+      hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Items precede this page.' }),
+      startCursor: t.exposeString('startCursor', { nullable: true, description: 'Cursor of the first item of the page.' }),
+      endCursor: t.exposeString('endCursor', { nullable: true, description: 'Cursor of the last item; pass it as `after` for the next page.' }),
+    }),
+  });
+
+/** Cursors are offsets, opaque to clients; the legacy layer pages by number through the same cursors. */
+export function offsetCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function cursorOffset(cursor: string): number {
+  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match) throw new ValidationError([{ field: 'after', message: 'is not a cursor this API issued' }]);
+  return Number(match[1]);
+}
+
+export function windowFromArgs(ctx: GraphQLContext, args: { first?: number | null; after?: string | null }): Window {
+  const skip = args.after ? cursorOffset(args.after) + 1 : 0;
+  return parseInput(pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }), { skip, take: args.first ?? undefined }, 'first');
+}
+
+export interface Connection<T> {
+  totalCount: number;
+  nodes: T[];
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+export function toConnection<T>(page: Page<T>): Connection<T> {
+  const edges = page.items.map((node, i) => ({ cursor: offsetCursor(page.skip + i), node }));
+  return {
+    totalCount: page.totalCount,
+    nodes: page.items,
+    edges,
+    pageInfo: {
+      hasNextPage: page.skip + page.items.length < page.totalCount,
+      hasPreviousPage: page.skip > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** Declares `<Name>Connection` and `<Name>Edge` for a node type. */
+export function defineConnection<T>(name: string, nodeRef: OutputRef<T>, what: string) {
+  const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
+    description: `One ${what} and its cursor.`,
+    fields: (t) => ({
+      cursor: t.exposeString('cursor', { description: 'Opaque position of this item; pass it as `after`.' }),
+      node: t.field({ type: nodeRef, description: `The ${what}.`, resolve: (e) => e.node as never }),
+    }),
+  });
+  return builder.objectRef<Connection<T>>(`${name}Connection`).implement({
+    description: `A page of ${what} items.`,
+    fields: (t) => ({
+      totalCount: t.exposeInt('totalCount', { description: 'Number of items matching the filter, across all pages.' }),
+      nodes: t.field({ type: [nodeRef], description: `The ${what} items of this page.`, resolve: (c) => c.nodes as never }),
+      edges: t.field({ type: [edge], description: 'The items of this page with their cursors.', resolve: (c) => c.edges }),
+      pageInfo: t.field({ type: PageInfo, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),
+    }),
+  });
+}
+
+/** Arguments shared by every connection field. */
+export const pageArgs = (t: PothosArgs) => ({
+  first: t.int({ required: false, description: 'Page size (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }),
+  after: t.string({ required: false, description: 'Return items after this cursor.' }),
+});
+
+export function validate<S extends z.ZodType>(schema: S, input: unknown, prefix = ''): z.output<S> {
+  return parseInput(schema, input, prefix);
+}
+
+/** GraphQL input objects carry explicit nulls for absent fields; the rules treat absent and null alike. */
+export function dropNulls(input: object | null | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== null && v !== undefined));
+}

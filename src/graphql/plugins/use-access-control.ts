@@ -1,0 +1,137 @@
+import type { Plugin } from 'graphql-yoga';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import { ADMIN_SCOPE } from '../../access/access-rules.js';
+import { hasScope, presentedKey, type Principal } from '../../access/principal.js';
+import type { KeyVerifier } from '../../access/api-keys.js';
+import type { GraphQLContext } from '../context.js';
+import type { GatewayMetrics } from '../../runtime/metrics.js';
+import { operationShape, refusal } from './operation.js';
+
+// One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
+// only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
+// graphql-ws (whose key is checked at connection time, see src/app.ts) and every legacy path (which becomes
+// a GraphQL request carrying the same Authorization / X-Api-Key headers) all pass here.
+
+export interface AccessControlOptions {
+  auth: 'on' | 'off';
+  keys: KeyVerifier;
+  metrics?: GatewayMetrics;
+}
+
+type Ctx = Partial<GraphQLContext> & { request?: Request; principal?: Principal | null; presentedKey?: boolean };
+
+/** The scope a root field declares; undefined when it declares none (then only admin:all may run it). */
+export function scopeOf(field: { extensions?: { scope?: unknown } | null } | undefined): string | undefined {
+  const scope = field?.extensions?.scope;
+  return typeof scope === 'string' ? scope : undefined;
+}
+
+/** Every scope some root field of the schema declares, plus admin:all and metrics:read. */
+export function declaredScopes(schema: GraphQLSchema): Set<string> {
+  const scopes = new Set<string>([ADMIN_SCOPE, 'metrics:read']);
+  for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
+    for (const field of Object.values(root?.getFields() ?? {})) {
+      const scope = scopeOf(field);
+      if (scope) scopes.add(scope);
+    }
+  }
+  return scopes;
+}
+
+export function unauthenticatedMessage(keySent: boolean): string {
+  return keySent
+    ? 'The API key is unknown, malformed or revoked.'
+    : 'An API key is required: send "Authorization: Bearer <key>" or "X-Api-Key: <key>".';
+}
+
+/**
+ * With AUTH=on, the refusal message for an HTTP request that carries no valid key (null when it does); the
+ * legacy paths ask it first, so a caller without a key learns nothing about parameters (401 before 400).
+ */
+export function keyRequirement(auth: 'on' | 'off', keys: KeyVerifier): ((request: Request) => Promise<string | null>) | undefined {
+  if (auth === 'off') return undefined;
+  return async (request) => {
+    const key = presentedKey((name) => request.headers.get(name));
+    if (key && (await keys.verify(key))) return null;
+    return unauthenticatedMessage(key !== null);
+  };
+}
+
+/** Null when the operation may run; else the error that refuses it. */
+export function checkAccess(
+  auth: 'on' | 'off',
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  principal: Principal | null | undefined,
+  keySent: boolean,
+  overHttp: boolean,
+) {
+  if (auth === 'off') return null;
+  const shape = operationShape(schema, document, operationName);
+  if (!shape) return null; // graphql-js itself reports the missing or ambiguous operation
+  const fields = shape.rootFields.filter((f) => f.name !== '__typename');
+  if (fields.length === 0) return null;
+  if (!principal) {
+    return refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', overHttp ? 401 : undefined, {}, overHttp ? { 'WWW-Authenticate': 'Bearer' } : undefined);
+  }
+  const missing = new Set<string>();
+  for (const f of fields) {
+    if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid key
+    const scope = scopeOf(f.field);
+    if (scope === undefined ? !principal.scopes.includes(ADMIN_SCOPE) : !hasScope(principal, scope)) missing.add(scope ?? ADMIN_SCOPE);
+  }
+  if (missing.size === 0) return null;
+  const needed = [...missing].sort();
+  const names = fields.map((f) => f.name).join(', ');
+  return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', overHttp ? 403 : undefined, { requiredScopes: needed });
+}
+
+export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> {
+  const guard = (
+    ctx: Ctx,
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    stop: (r: ExecutionResult) => void,
+  ) => {
+    const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, ctx.request !== undefined);
+    if (error) {
+      options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
+      stop({ errors: [error] });
+    }
+  };
+  const seen = new WeakMap<Request, Promise<{ principal: Principal | null; keySent: boolean }>>();
+  const authenticate = (request: Request) => {
+    let found = seen.get(request);
+    if (!found) {
+      const key = presentedKey((name) => request.headers.get(name));
+      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal) => ({ principal, keySent: key !== null }));
+      seen.set(request, found);
+    }
+    return found;
+  };
+  return {
+    // With AUTH=on a GraphQL request over HTTP without a valid key stops here, before parsing and validation,
+    // so anonymous callers learn nothing about the schema.
+    async onParams({ request, setResult }) {
+      if (options.auth === 'off') return;
+      const { principal, keySent } = await authenticate(request);
+      if (principal) return;
+      options.metrics?.rejected.inc({ reason: 'unauthenticated' });
+      setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', 401, {}, { 'WWW-Authenticate': 'Bearer' })] });
+    },
+    async onContextBuilding({ context, extendContext }) {
+      const ctx = context as Ctx;
+      if (ctx.principal !== undefined) return; // graphql-ws: checked once, at connection time
+      const { principal, keySent } = ctx.request ? await authenticate(ctx.request) : { principal: null, keySent: false };
+      extendContext({ principal, presentedKey: keySent } as Partial<GraphQLContext>);
+    },
+    onExecute({ args, setResultAndStopExecution }) {
+      guard(args.contextValue as Ctx, args.schema, args.document, args.operationName, setResultAndStopExecution);
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      guard(args.contextValue as Ctx, args.schema, args.document, args.operationName, setResultAndStopExecution);
+    },
+  };
+}

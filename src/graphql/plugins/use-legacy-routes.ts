@@ -1,0 +1,226 @@
+import type { Plugin } from 'graphql-yoga';
+import { AppError, type FieldIssue } from '../../errors.js';
+import { readBodyText } from '../../http/body.js';
+import { toFieldIssues } from '../../validation.js';
+import { executeRoute, type GraphQLRunner } from '../../rest/execute.js';
+import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from '../../rest/http-route.js';
+import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcResponse } from '../../rest/jsonrpc.js';
+import { buildOpenApi } from '../../rest/openapi.js';
+import { methodOf, type RouteEnv, type RpcRoute } from '../../rest/route.js';
+
+// The legacy front door: every documented path enters here, becomes one GraphQL operation and leaves in its
+// area's envelope. `POST /rpc` takes any JSON-RPC method by name, and batches.
+
+export interface LegacyRoutesOptions {
+  rpcRoutes: RpcRoute[];
+  httpRoutes: HttpRoute[];
+  env: RouteEnv;
+  maxBodyBytes: number;
+  /** Runs a route's operation through Yoga's envelop (bound late: the plugin is built before Yoga exists). */
+  runGraphQL: () => GraphQLRunner;
+  /** AUTH=on: a refusal message when the request has no valid key (asked before anything else is read). */
+  requireKey?: ((request: Request) => Promise<string | null>) | undefined;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+
+export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
+  const byPath = new Map(options.rpcRoutes.map((r) => [r.path as string, r]));
+  const byMethod = new Map(options.rpcRoutes.map((r) => [methodOf(r), r]));
+  const httpMatchers = options.httpRoutes.map((route) => ({ route, match: compilePath(route.path) }));
+  let openApi: string | undefined;
+
+  async function runCall(request: Request, call: RpcCall, route: RpcRoute | undefined): Promise<RpcResponse> {
+    if (!route) {
+      return rpcError(call.id, { code: RPC_ERROR.METHOD_NOT_FOUND, message: `Method not found: "${call.method}"` });
+    }
+    const raw = call.params === undefined && route.paramsMayComeAsResult ? call.legacyResult : call.params;
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+      const fields: FieldIssue[] = [{ field: 'params', message: 'must be an object of named parameters' }];
+      return rpcError(call.id, { code: RPC_ERROR.INVALID_PARAMS, message: 'Invalid params: params must be an object', data: { fields } });
+    }
+    const parsed = route.params.safeParse(raw ?? {});
+    if (!parsed.success) {
+      const fields = toFieldIssues(parsed.error, 'params');
+      return rpcError(call.id, {
+        code: RPC_ERROR.INVALID_PARAMS,
+        message: `Invalid params: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
+        data: { fields },
+      });
+    }
+    const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));
+    if ('error' in outcome) return rpcError(call.id, outcome.error);
+    const { result, rowsCount } = route.result(outcome.data, parsed.data);
+    return { jsonrpc: '2.0', id: call.id, result, ...(rowsCount !== undefined && { rowsCount }) };
+  }
+
+  async function readJson(request: Request): Promise<unknown> {
+    const text = await readBodyText(request, options.maxBodyBytes);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new RpcFailure({ code: RPC_ERROR.PARSE_ERROR, message: 'Parse error: the body is not valid JSON' });
+    }
+  }
+
+  /** One documented path: exactly one call, whose method must name this path's operation. */
+  async function handleDocumentedPath(request: Request, route: RpcRoute): Promise<Response> {
+    try {
+      const call = parseCall(await readJson(request));
+      if (call.method !== methodOf(route)) {
+        return json(200, rpcError(call.id, { code: RPC_ERROR.METHOD_NOT_FOUND, message: `Method "${call.method}" is not served at ${route.path}; use "${methodOf(route)}"` }));
+      }
+      return rpcAnswer(await runCall(request, call, route));
+    } catch (error) {
+      return rpcFailureResponse(error);
+    }
+  }
+
+  async function handleRpc(request: Request): Promise<Response> {
+    try {
+      const body = await readJson(request);
+      if (!Array.isArray(body)) {
+        const call = parseCall(body);
+        const answer = await runCall(request, call, byMethod.get(call.method));
+        return call.expectsAnswer ? rpcAnswer(answer) : new Response(null, { status: 204 });
+      }
+      if (body.length === 0) throw new RpcFailure({ code: RPC_ERROR.INVALID_REQUEST, message: 'Invalid Request: empty batch' });
+      const answers = await Promise.all(
+        body.map(async (item): Promise<RpcResponse | null> => {
+          try {
+            const call = parseCall(item);
+            const answer = await runCall(request, call, byMethod.get(call.method));
+            return call.expectsAnswer ? answer : null;
+          } catch (error) {
+            if (error instanceof RpcFailure) return rpcError(error.id, error.rpc);
+            throw error;
+          }
+        }),
+      );
+      const kept = answers.filter((a): a is RpcResponse => a !== null);
+      return kept.length ? json(200, kept) : new Response(null, { status: 204 });
+    } catch (error) {
+      return rpcFailureResponse(error);
+    }
+  }
+
+  async function handleHttp(request: Request, url: URL, route: HttpRoute, pathParams: Record<string, string>): Promise<Response> {
+    const fail = (failure: HttpFailure, headers: Record<string, string> = {}) => json(failure.status, route.errorBody(failure), headers);
+    const refused = await options.requireKey?.(request);
+    if (refused) return fail({ status: 401, code: 'UNAUTHENTICATED', message: refused }, { 'www-authenticate': 'Bearer' });
+    try {
+      const query: HttpInput['query'] = {};
+      for (const key of new Set(url.searchParams.keys())) {
+        const all = url.searchParams.getAll(key);
+        query[key] = all.length > 1 ? all : all[0]!;
+      }
+      const headers = Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v]));
+      let body: unknown;
+      if (route.method !== 'GET') {
+        const text = await readBodyText(request, options.maxBodyBytes);
+        if (text.trim() !== '') {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            return fail({ status: 400, code: 'BAD_USER_INPUT', message: 'the body is not valid JSON', fields: [{ field: 'body', message: 'is not valid JSON' }] });
+          }
+        }
+      }
+      const parsed = route.input.safeParse({ path: pathParams, query, headers, body });
+      if (!parsed.success) {
+        const fields = toFieldIssues(parsed.error);
+        return fail({ status: 400, code: 'BAD_USER_INPUT', message: `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields });
+      }
+      const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));
+      if ('error' in outcome) {
+        const code = typeof outcome.error.data?.code === 'string' ? outcome.error.data.code : 'INTERNAL';
+        const status = HTTP_STATUS_BY_CODE[code] ?? 500;
+        const retry = outcome.error.data?.retryAfterSeconds;
+        const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+        if (typeof retry === 'number') headers['retry-after'] = String(retry);
+        return fail(
+          { status, code, message: status === 500 ? 'Unexpected error.' : outcome.error.message, ...(outcome.error.data?.fields && { fields: outcome.error.data.fields }) },
+          headers,
+        );
+      }
+      const answer = route.respond(outcome.data as never, parsed.data);
+      return json(answer.status ?? 200, answer.body, answer.headers);
+    } catch (error) {
+      if (error instanceof AppError) return fail({ status: error.httpStatus, code: error.code, message: error.message }, error.httpStatus === 413 ? { connection: 'close' } : {});
+      throw error;
+    }
+  }
+
+  return {
+    async onRequest({ request, url, endResponse }) {
+      const path = url.pathname;
+      if (path === '/openapi.json' && request.method === 'GET') {
+        openApi ??= JSON.stringify(buildOpenApi(options.rpcRoutes, options.httpRoutes));
+        return endResponse(new Response(openApi, { headers: JSON_HEADERS }));
+      }
+      const rpcRoute = byPath.get(path);
+      if (rpcRoute || path === '/rpc') {
+        if (request.method !== 'POST') {
+          return endResponse(json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' }));
+        }
+        const refused = await options.requireKey?.(request);
+        if (refused) {
+          return endResponse(json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' }));
+        }
+        return endResponse(await (rpcRoute ? handleDocumentedPath(request, rpcRoute) : handleRpc(request)));
+      }
+      let methodMismatch: HttpRoute | undefined;
+      for (const { route, match } of httpMatchers) {
+        const params = match(path);
+        if (!params) continue;
+        if (route.method !== request.method) {
+          methodMismatch ??= route;
+          continue;
+        }
+        return endResponse(await handleHttp(request, url, route, params));
+      }
+      if (methodMismatch) {
+        const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
+        return endResponse(
+          json(405, methodMismatch.errorBody({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${path} accepts ${allowed.join(', ')}` }), { allow: allowed.join(', ') }),
+        );
+      }
+    },
+  };
+}
+
+const HTTP_STATUS_BY_CODE: Record<string, number> = {
+  BAD_USER_INPUT: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+};
+
+/** Access and rate refusals of a single call keep their HTTP meaning (401, 403, 429 + Retry-After); the rest is 200. */
+const RPC_HTTP_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, FORBIDDEN: 403, RATE_LIMITED: 429 };
+
+function rpcAnswer(answer: RpcResponse): Response {
+  if (!('error' in answer)) return json(200, answer);
+  const code = answer.error.data?.code;
+  const status = typeof code === 'string' ? RPC_HTTP_STATUS[code] : undefined;
+  if (status === undefined) return json(200, answer);
+  const retry = answer.error.data?.retryAfterSeconds;
+  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  if (typeof retry === 'number') headers['retry-after'] = String(retry);
+  return json(status, answer, headers);
+}
+
+function rpcFailureResponse(error: unknown): Response {
+  if (error instanceof RpcFailure) return json(200, rpcError(error.id, error.rpc));
+  if (error instanceof AppError && error.httpStatus === 413) {
+    // The rest of the body was never read: the connection cannot carry another request.
+    return json(413, rpcError(null, { code: RPC_CODE_BY_GRAPHQL_CODE[error.code] ?? RPC_ERROR.INVALID_REQUEST, message: error.message }), { connection: 'close' });
+  }
+  throw error;
+}

@@ -1,0 +1,74 @@
+import type { Plugin } from 'graphql-yoga';
+import type { ExecutionResult } from 'graphql';
+import { METRICS_SCOPE } from '../../access/access-rules.js';
+import { hasScope, presentedKey } from '../../access/principal.js';
+import type { KeyVerifier } from '../../access/api-keys.js';
+import type { GatewayMetrics } from '../../runtime/metrics.js';
+import { operationShape } from './operation.js';
+
+// `GET /metrics` in Prometheus text format (with AUTH=on it needs a key holding metrics:read or admin:all),
+// and the counters it shows: HTTP requests by path template, GraphQL root fields by outcome, latencies.
+
+export interface MetricsOptions {
+  metrics: GatewayMetrics;
+  auth: 'on' | 'off';
+  keys: KeyVerifier;
+  /** Maps a request path onto a bounded label (a route template, or "other"). */
+  pathLabel: (pathname: string) => string;
+}
+
+export function useMetrics(options: MetricsOptions): Plugin {
+  const { metrics } = options;
+  const started = new WeakMap<Request, number>();
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
+
+  const observe = (type: string, fields: string[], result: ExecutionResult | undefined, seconds: number) => {
+    const code = result?.errors?.[0]?.extensions?.code;
+    const outcome = result?.errors?.length ? (typeof code === 'string' ? code : 'ERROR') : 'ok';
+    for (const field of fields) {
+      metrics.operations.inc({ type, field, outcome });
+      metrics.operationDuration.observe({ type, field }, seconds);
+    }
+  };
+
+  return {
+    async onRequest({ request, url, endResponse }) {
+      started.set(request, performance.now());
+      if (url.pathname !== '/metrics') return;
+      if (request.method !== 'GET') return endResponse(json(405, { error: { status: 405, code: 'METHOD_NOT_ALLOWED', message: '/metrics accepts GET only' } }, { allow: 'GET' }));
+      if (options.auth === 'on') {
+        const key = presentedKey((name) => request.headers.get(name));
+        const principal = key ? await options.keys.verify(key) : null;
+        if (!principal) {
+          return endResponse(json(401, { error: { status: 401, code: 'UNAUTHENTICATED', message: 'An API key is required.' } }, { 'www-authenticate': 'Bearer' }));
+        }
+        if (!hasScope(principal, METRICS_SCOPE)) {
+          return endResponse(json(403, { error: { status: 403, code: 'FORBIDDEN', message: `This API key lacks the scope ${METRICS_SCOPE}.` } }));
+        }
+      }
+      endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
+    },
+    onResponse({ request, response }) {
+      const start = started.get(request);
+      if (start === undefined) return;
+      const path = options.pathLabel(new URL(request.url).pathname);
+      metrics.httpRequests.inc({ method: request.method, path, status: String(response.status) });
+      metrics.httpDuration.observe({ method: request.method, path }, (performance.now() - start) / 1000);
+    },
+    onExecute({ args }) {
+      const shape = operationShape(args.schema, args.document, args.operationName);
+      const fields = shape?.rootFields.map((f) => f.name) ?? [];
+      const start = performance.now();
+      return {
+        onExecuteDone({ result }) {
+          observe(shape?.type ?? 'unknown', fields, 'errors' in result || 'data' in result ? (result as ExecutionResult) : undefined, (performance.now() - start) / 1000);
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const shape = operationShape(args.schema, args.document, args.operationName);
+      for (const f of shape?.rootFields ?? []) metrics.operations.inc({ type: 'subscription', field: f.name, outcome: 'subscribed' });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { GatewayMetrics } from '../../runtime/metrics.js';
+import { operationSize, refusal } from './operation.js';
+
+// GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so
+// `first: $n` counts as its value) just before an operation runs; over a limit -> GRAPHQL_VALIDATION_FAILED.
+
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  defaultPageSize: number;
+  maxPageSize: number;
+}
+
+export function checkQueryLimits(
+  limits: QueryLimits,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): string | null {
+  const size = operationSize(schema, document, operationName, variables, { ...limits, costCeiling: limits.maxCost });
+  if (!size) return null;
+  if (size.depth > limits.maxDepth) return `The operation is nested ${size.depth} fields deep; at most ${limits.maxDepth} (GRAPHQL_MAX_DEPTH).`;
+  if (size.aliases > limits.maxAliases) return `The operation uses ${size.aliases} aliases; at most ${limits.maxAliases} (GRAPHQL_MAX_ALIASES).`;
+  if (size.cost > limits.maxCost) return `The operation's estimated cost is over ${limits.maxCost} (GRAPHQL_MAX_COST); ask for fewer fields or smaller pages.`;
+  return null;
+}
+
+/**
+ * The deepest bracket nesting ({ ( [) of a GraphQL source, outside strings and comments; counted before parsing
+ * because graphql-js parses recursively and a source nested thousands deep would exhaust the stack.
+ */
+export function sourceNesting(text: string): number {
+  let level = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '#') {
+      while (i < text.length && text[i] !== '\n' && text[i] !== '\r') i++;
+    } else if (c === '"') {
+      if (text.startsWith('"""', i)) {
+        const end = text.indexOf('"""', i + 3);
+        i = end < 0 ? text.length : end + 2;
+      } else {
+        for (i++; i < text.length && text[i] !== '"' && text[i] !== '\n'; i++) if (text[i] === '\\') i++;
+      }
+    } else if (c === '{' || c === '(' || c === '[') {
+      level++;
+      if (level > max) max = level;
+    } else if (c === '}' || c === ')' || c === ']') {
+      level = Math.max(0, level - 1);
+    }
+  }
+  return max;
+}
+
+export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin {
+  // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
+  const maxNesting = Math.max(64, limits.maxDepth * 4);
+  const guard = (
+    args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; variableValues?: Record<string, unknown> | null | undefined; contextValue: unknown },
+    stop: (r: ExecutionResult) => void,
+  ) => {
+    const message = checkQueryLimits(limits, args.schema, args.document, args.operationName, args.variableValues);
+    if (!message) return;
+    metrics?.rejected.inc({ reason: 'query_limits' });
+    const overHttp = (args.contextValue as { request?: Request }).request !== undefined;
+    stop({ errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', overHttp ? 400 : undefined)] });
+  };
+  return {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        const text = typeof source === 'string' ? source : (source as { body?: unknown }).body;
+        if (typeof text === 'string' && sourceNesting(text) > maxNesting) {
+          metrics?.rejected.inc({ reason: 'query_limits' });
+          throw createGraphQLError(`The document nests brackets more than ${maxNesting} deep (4 x GRAPHQL_MAX_DEPTH, at least 64).`, {
+            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+          });
+        }
+        return parseFn(source, options);
+      });
+    },
+    onExecute({ args, setResultAndStopExecution }) {
+      guard(args, setResultAndStopExecution);
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      guard(args, setResultAndStopExecution);
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from '../../log.js';
+import type { GraphQLContext } from '../context.js';
+
+// Every request gets an id: the caller's X-Request-Id when it is sane, else a new UUID. It is returned in the
+// X-Request-Id response header, forwarded by legacy paths to the GraphQL request they become, carried by the
+// context's child logger (`ctx.log`), and logged with the outcome of each request as one JSON line.
+
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+export function requestIdOf(header: string | null | undefined): string {
+  return header && SANE_ID.test(header) ? header : randomUUID();
+}
+
+export function useRequestId(log: Logger): Plugin<GraphQLContext> {
+  const ids = new WeakMap<Request, { id: string; started: number }>();
+  return {
+    onRequest({ request }) {
+      const id = requestIdOf(request.headers.get(REQUEST_ID_HEADER));
+      ids.set(request, { id, started: performance.now() });
+      try {
+        request.headers.set(REQUEST_ID_HEADER, id); // so code reading the header (audit records) sees the id we answer with
+      } catch {
+        /* immutable headers: the id still reaches the context through the map */
+      }
+    },
+    onContextBuilding({ context, extendContext }) {
+      const request = (context as { request?: Request }).request;
+      const id = (request && ids.get(request)?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
+      extendContext({ requestId: id, log: log.child({ requestId: id }) });
+    },
+    onResponse({ request, response }) {
+      const seen = ids.get(request);
+      if (!seen) return;
+      response.headers.set(REQUEST_ID_HEADER, seen.id);
+      const url = new URL(request.url);
+      log.info(
+        { requestId: seen.id, method: request.method, path: url.pathname, status: response.status, ms: Math.round((performance.now() - seen.started) * 10) / 10 },
+        'request',
+      );
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import type { GraphQLContext } from './context.js';
+import { builder } from './builder.js';
+import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import * as queues from '../queues/queues.js';
+import { queueFilter, queueName, queueRules, type QueueOrder } from '../queues/queue-rules.js';
+
+const QueueStatus = builder.enumType('QueueStatus', {
+  description: 'Whether a queue accepts new tasks.',
+  values: {
+    OPEN: { description: 'The queue accepts and runs tasks.' },
+    CLOSE: { description: 'The queue refuses new tasks.' },
+  },
+});
+
+const QueueOrderEnum = builder.enumType('QueueOrder', {
+  description: 'Order of a queue list.',
+  values: {
+    NAME_ASC: { description: 'By name, A to Z (the default).' },
+    NAME_DESC: { description: 'By name, Z to A.' },
+    CREATE_TIME_ASC: { description: 'Oldest first.' },
+    CREATE_TIME_DESC: { description: 'Newest first.' },
+  },
+});
+
+export const QueueRef = builder.prismaObject('Queue', {
+  description: 'A named queue of tasks.',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Unique name: 1-128 letters, digits, "_", "-" or ".".' }),
+    description: t.exposeString('description', { description: 'Free text.' }),
+    status: t.field({ type: QueueStatus, description: 'OPEN accepts tasks, CLOSE refuses them.', resolve: (q) => q.status }),
+    paused: t.exposeBoolean('paused', { description: 'Automatic start of tasks is suspended.' }),
+    rate: t.exposeInt('rate', { description: 'Maximum number of tasks run in parallel, across all gateway processes.' }),
+    labels: t.exposeStringList('labels', { description: 'Group names, searchable with `queues(filter: {label})`.' }),
+    createTime: t.expose('createTime', { type: 'DateTime', description: 'When the queue was created.' }),
+    updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the queue last changed (open and close set it).' }),
+  }),
+});
+
+const QueueConnection = defineConnection('Queue', QueueRef, 'queue');
+
+const QueueFilterInput = builder.inputType('QueueFilter', {
+  description: 'Conditions a queue must meet; all given conditions apply.',
+  fields: (t) => ({
+    namePrefix: t.string({ description: 'Name starts with this text.' }),
+    status: t.field({ type: QueueStatus, description: 'Status equals this.' }),
+    paused: t.boolean({ description: 'Paused equals this.' }),
+    label: t.string({ description: 'The queue carries this group name.' }),
+  }),
+});
+
+const CreateQueueInput = builder.inputType('CreateQueueInput', {
+  description: 'A new queue.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Unique name.' }),
+    description: t.string({ description: 'Free text.' }),
+    rate: t.int({ description: 'Maximum parallel tasks (default 1).' }),
+    labels: t.stringList({ description: 'Group names.' }),
+    status: t.field({ type: QueueStatus, description: 'Initial status (default OPEN).' }),
+  }),
+});
+
+const UpdateQueueInput = builder.inputType('UpdateQueueInput', {
+  description: 'Changes to a queue; absent fields stay as they are.',
+  fields: (t) => ({
+    description: t.string({ description: 'Free text.' }),
+    rate: t.int({ description: 'Maximum parallel tasks.' }),
+    labels: t.stringList({ description: 'Group names (replaces the list).' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  queue: t.prismaField({
+    type: 'Queue',
+    extensions: { scope: 'queues:read' },
+    description: 'One queue by name.',
+    args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
+    resolve: (_query, _root, args, ctx) => queues.getQueue(ctx.db, validate(queueName, args.name, 'name')),
+  }),
+  queues: t.field({
+    type: QueueConnection,
+    extensions: { scope: 'queues:read' },
+    description: 'Queues matching a filter, ordered (by name unless told otherwise), a page at a time.',
+    args: {
+      filter: t.arg({ type: QueueFilterInput, description: 'Conditions on the queues.' }),
+      orderBy: t.arg({ type: QueueOrderEnum, description: 'Order (default NAME_ASC).' }),
+      ...pageArgs(t.arg),
+    },
+    resolve: async (_root, args, ctx) => {
+      const filter = validate(queueFilter, dropNulls(args.filter), 'filter');
+      const page = await queues.findQueues(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as QueueOrder, windowFromArgs(ctx, args));
+      return toConnection(page);
+    },
+  }),
+}));
+
+
+builder.mutationFields((t) => {
+  const byName = (description: string, run: (ctx: GraphQLContext, name: string) => Promise<queues.Queue>) =>
+    t.prismaField({
+      type: 'Queue',
+      extensions: { scope: 'queues:write' },
+      description,
+      args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
+      resolve: (_query, _root, args, ctx) => run(ctx, validate(queueName, args.name, 'name')),
+    });
+  return {
+    createQueue: t.prismaField({
+      type: 'Queue',
+      extensions: { scope: 'queues:write' },
+      description: 'Creates a queue; CONFLICT when the name is taken.',
+      args: { input: t.arg({ type: CreateQueueInput, required: true, description: 'The queue.' }) },
+      resolve: (_q, _r, args, ctx) => queues.createQueue(ctx.db, validate(queueRules(ctx.config.QUEUE_MAX_RATE).create, dropNulls(args.input), 'input')),
+    }),
+    updateQueue: t.prismaField({
+      type: 'Queue',
+      extensions: { scope: 'queues:write' },
+      description: 'Changes a queue and returns it.',
+      args: {
+        name: t.arg.string({ required: true, description: 'Queue name.' }),
+        input: t.arg({ type: UpdateQueueInput, required: true, description: 'The changes.' }),
+      },
+      resolve: (_q, _r, args, ctx) =>
+        queues.updateQueue(ctx.db, validate(queueName, args.name, 'name'), validate(queueRules(ctx.config.QUEUE_MAX_RATE).update, dropNulls(args.input), 'input')),
+    }),
+    changeQueueRate: t.prismaField({
+      type: 'Queue',
+      extensions: { scope: 'queues:write' },
+      description: 'Sets the maximum number of tasks the queue runs in parallel; takes effect at once.',
+      args: {
+        name: t.arg.string({ required: true, description: 'Queue name.' }),
+        rate: t.arg.int({ required: true, description: 'New maximum, at least 1.' }),
+      },
+      resolve: (_q, _r, args, ctx) =>
+        queues.changeQueueRate(ctx.db, validate(queueName, args.name, 'name'), validate(queueRules(ctx.config.QUEUE_MAX_RATE).rate, args.rate, 'rate')),
+    }),
+    deleteQueue: byName('Deletes a queue and its tasks; refused while one of its tasks runs.', (ctx, name) => queues.deleteQueue(ctx.db, name, ctx.queueDeleteGuards)),
+    openQueue: byName('Sets status OPEN and updateTime to now.', (ctx, name) => queues.setQueueStatus(ctx.db, name, 'OPEN')),
+    closeQueue: byName('Sets status CLOSE and updateTime to now.', (ctx, name) => queues.setQueueStatus(ctx.db, name, 'CLOSE')),
+    pauseQueue: byName('Stops automatic start of tasks; running tasks finish.', (ctx, name) => queues.setQueuePaused(ctx.db, name, true)),
+    resumeQueue: byName('Restores automatic start of tasks.', (ctx, name) => queues.setQueuePaused(ctx.db, name, false)),
+  };
+});
+
+builder.subscriptionFields((t) => ({
+  queueChanged: t.prismaField({
+    type: 'Queue',
+    extensions: { scope: 'queues:read' },
+    nullable: true,
+    description: 'The queue each time it changes, made by any gateway process; null once it is deleted.',
+    args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
+    subscribe: (_root, args, ctx) => ctx.bus.subscribe('queue', validate(queueName, args.name, 'name')),
+    resolve: (query, name, _args, ctx) => ctx.db.queue.findUnique({ ...query, where: { name: name as unknown as string } }),
+  }),
+}));

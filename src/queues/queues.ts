@@ -1,0 +1,80 @@
+import type { PrismaClient, Queue, Prisma } from '../generated/prisma/client.js';
+import { NotFoundError } from '../errors.js';
+import { translateWriteErrors } from '../db/errors.js';
+import { notifyEvent } from '../db/sql/notifyEvent.js';
+import type { Page, Window } from '../pagination.js';
+import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
+
+// The queues area over Prisma. Inputs are already validated by the edge (queue-rules.ts).
+
+export type { Queue };
+
+export type QueueDeleteGuard = (tx: Prisma.TransactionClient, queueName: string) => Promise<void>;
+
+const ORDER: Record<QueueOrder, Prisma.QueueOrderByWithRelationInput[]> = {
+  NAME_ASC: [{ name: 'asc' }],
+  NAME_DESC: [{ name: 'desc' }],
+  CREATE_TIME_ASC: [{ createTime: 'asc' }, { name: 'asc' }],
+  CREATE_TIME_DESC: [{ createTime: 'desc' }, { name: 'asc' }],
+};
+
+export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
+  const queue = await db.queue.findUnique({ where: { name } });
+  if (!queue) throw new NotFoundError(`queue "${name}" not found`);
+  return queue;
+}
+
+export async function findQueues(db: PrismaClient, filter: QueueFilter, order: QueueOrder, window: Window): Promise<Page<Queue>> {
+  const where: Prisma.QueueWhereInput = {
+    ...(filter.namePrefix !== undefined && { name: { startsWith: filter.namePrefix } }),
+    ...(filter.status !== undefined && { status: filter.status }),
+    ...(filter.paused !== undefined && { paused: filter.paused }),
+    ...(filter.label !== undefined && { labels: { has: filter.label } }),
+  };
+  const [items, totalCount] = await Promise.all([
+    db.queue.findMany({ where, orderBy: ORDER[order], skip: window.skip, take: window.take }),
+    db.queue.count({ where }),
+  ]);
+  return { items, totalCount, ...window };
+}
+
+/** Writes one queue change and announces it in the same transaction. */
+async function changeQueue(db: PrismaClient, name: string, run: (tx: Prisma.TransactionClient) => Promise<Queue>): Promise<Queue> {
+  return translateWriteErrors(`queue "${name}"`, () =>
+    db.$transaction(async (tx) => {
+      const queue = await run(tx);
+      await notifyEvent(tx, 'queue', queue.name);
+      return queue;
+    }),
+  );
+}
+
+export function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
+  return changeQueue(db, input.name, (tx) => tx.queue.create({ data: input }));
+}
+
+export function updateQueue(db: PrismaClient, name: string, input: QueueUpdateInput): Promise<Queue> {
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { ...input, updateTime: new Date() } }));
+}
+
+export function setQueueStatus(db: PrismaClient, name: string, status: QueueStatusName): Promise<Queue> {
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { status, updateTime: new Date() } }));
+}
+
+export function setQueuePaused(db: PrismaClient, name: string, paused: boolean): Promise<Queue> {
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { paused, updateTime: new Date() } }));
+}
+
+export function changeQueueRate(db: PrismaClient, name: string, rate: number): Promise<Queue> {
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { rate, updateTime: new Date() } }));
+}
+
+/** Deletes a queue; `guard` lets areas that hang off queues (tasks) refuse or clean up in the same transaction. */
+export function deleteQueue(db: PrismaClient, name: string, guards: readonly QueueDeleteGuard[] = []): Promise<Queue> {
+  return changeQueue(db, name, async (tx) => {
+    const queue = await tx.queue.findUnique({ where: { name } });
+    if (!queue) throw new NotFoundError(`queue "${name}" not found`);
+    for (const guard of guards) await guard(tx, name);
+    return tx.queue.delete({ where: { name } });
+  });
+}

@@ -1,0 +1,105 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { queueFilter, queueLabel, queueName, queueRules } from '../queues/queue-rules.js';
+import * as op from '../generated/graphql/graphql.js';
+import { legacyPage, pageVariables } from './paging.js';
+import { rpcRoute, type RpcRoute } from './route.js';
+
+// Spec 4.3, the twelve queue paths. Queues answer as the LegacyQueue fragment selects them.
+
+const byName = z.strictObject({ name: queueName });
+const same = <T>(queue: T) => ({ result: queue });
+
+export function queueRoutes(config: Config): RpcRoute[] {
+  const rules = queueRules(config.QUEUE_MAX_RATE);
+  const nameRoute = <F extends string>(
+    path: `/${string}`,
+    summary: string,
+    document: TypedDocumentNode<Record<F, unknown>, { name: string }>,
+    field: F,
+    paramsMayComeAsResult = false,
+  ) =>
+    rpcRoute({
+      area: 'queues',
+      path,
+      summary,
+      params: byName,
+      paramsMayComeAsResult,
+      document,
+      variables: (p) => ({ name: p.name }),
+      result: (d) => same(d[field]),
+    });
+  return [
+    rpcRoute({
+      area: 'queues',
+      path: '/createQueue',
+      summary: 'Creates a queue (status OPEN unless given).',
+      params: rules.create,
+      document: op.CreateQueueDocument,
+      variables: (p) => ({ input: p }),
+      result: (d) => same(d.createQueue),
+    }),
+    rpcRoute({
+      area: 'queues',
+      path: '/getQueue',
+      summary: 'Returns the queue found by name.',
+      params: byName,
+      document: op.GetQueueDocument,
+      variables: (p) => ({ name: p.name }),
+      result: (d) => same(d.queue),
+    }),
+    rpcRoute({
+      area: 'queues',
+      path: '/listQueues',
+      summary: 'Returns queues ordered by name, a page at a time.',
+      params: z.strictObject(legacyPage),
+      document: op.ListQueuesDocument,
+      variables: (p, env) => pageVariables(p, env.defaultPageSize),
+      result: (d, p) => ({
+        result: { queues: d.queues.nodes, totalCount: d.queues.totalCount, pageNumber: p.pageNumber ?? 0, pageSize: p.pageSize ?? null },
+      }),
+    }),
+    nameRoute('/deleteQueue', 'Deletes the queue whose name is given, with its tasks; refused while one of them runs.', op.DeleteQueueDocument, 'deleteQueue'),
+    nameRoute('/openQueue', 'Sets status OPEN and updateTime to now.', op.OpenQueueDocument, 'openQueue'),
+    nameRoute('/closeQueue', 'Sets status CLOSE and updateTime to now.', op.CloseQueueDocument, 'closeQueue'),
+    rpcRoute({
+      area: 'queues',
+      path: '/updateQueue',
+      summary: 'Changes a queue and returns it.',
+      params: rules.update.extend({ name: queueName }),
+      document: op.UpdateQueueDocument,
+      variables: ({ name, ...input }) => ({ name, input }),
+      result: (d) => same(d.updateQueue),
+    }),
+    rpcRoute({
+      area: 'queues',
+      path: '/searchQueue',
+      summary: 'Returns the queues matching name prefix, status, paused and label; adds rowsCount.',
+      params: queueFilter.extend(legacyPage),
+      document: op.SearchQueuesDocument,
+      variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
+      result: (d) => ({ result: d.queues.nodes, rowsCount: d.queues.totalCount }),
+    }),
+    rpcRoute({
+      area: 'queues',
+      path: '/searchQueueLabels',
+      summary: 'Returns the queues of a group (label) name; adds rowsCount.',
+      params: z.strictObject({ label: queueLabel, ...legacyPage }),
+      document: op.SearchQueuesDocument,
+      variables: ({ label, ...page }, env) => ({ filter: { label }, ...pageVariables(page, env.defaultPageSize) }),
+      result: (d) => ({ result: d.queues.nodes, rowsCount: d.queues.totalCount }),
+    }),
+    rpcRoute({
+      area: 'queues',
+      path: '/changeQueueRate',
+      summary: 'Changes rate, the maximum number of tasks run in parallel.',
+      params: z.strictObject({ name: queueName, rate: rules.rate }),
+      document: op.ChangeQueueRateDocument,
+      variables: (p) => p,
+      result: (d) => same(d.changeQueueRate),
+    }),
+    nameRoute('/pauseQueue', 'Cancels automatic start of tasks in the queue.', op.PauseQueueDocument, 'pauseQueue', true),
+    nameRoute('/resumeQueue', 'Restores automatic start of tasks in the queue.', op.ResumeQueueDocument, 'resumeQueue'),
+  ];
+}

@@ -1,0 +1,34 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { z } from 'zod';
+
+// A legacy JSON-RPC path is data: which GraphQL operation it runs, how its params become variables and how
+// the GraphQL data becomes the legacy `result`. Nothing else may know legacy shapes.
+
+export type Area = 'identity' | 'scheduler' | 'queues' | 'tasks' | 'signatures' | 'notifications' | 'stubs';
+
+export interface RouteEnv {
+  defaultPageSize: number;
+}
+
+export interface RpcRoute<Params = unknown, Data = unknown, Vars = unknown> {
+  area: Area;
+  /** The documented path, also the JSON-RPC `method` it must carry (without the slash). */
+  path: `/${string}`;
+  summary: string;
+  /** Shape and rules of `params`; the same zod rules the domain edge uses. */
+  params: z.ZodType<Params>;
+  /** The spec's pause requests put their parameters under `result`; accept them there too. */
+  paramsMayComeAsResult?: boolean;
+  document: TypedDocumentNode<Data, Vars>;
+  variables: (params: Params, env: RouteEnv) => Vars;
+  result: (data: Data, params: Params) => { result: unknown; rowsCount?: number };
+}
+
+/** Keeps each route's three type parameters tied together while the table holds them side by side. */
+export function rpcRoute<Params, Data, Vars>(route: RpcRoute<Params, Data, Vars>): RpcRoute {
+  return route as unknown as RpcRoute;
+}
+
+export function methodOf(route: RpcRoute): string {
+  return route.path.slice(1);
+}
