@@ -1,0 +1,342 @@
+import type { Prisma } from '../generated/prisma/client.js';
+import { builder } from './builder.js';
+import { assertSystemAccess, boundSystemId } from '../access/principal.js';
+import { dropNulls, validate } from './common.js';
+import type { GraphQLContext } from './context.js';
+import { parseChannelConfig, type AdapterChannelName } from '../channels/index.js';
+import { ValidationError } from '../errors.js';
+import * as notifications from '../notifications/notifications.js';
+import {
+  CHANNEL_ENUM,
+  NOTIFICATION_STATUSES,
+  SEND_RULES,
+  externalIdList,
+  fileUploads,
+  idempotencyKey,
+  stubPageRule,
+  stubType,
+  systemId as systemIdRule,
+  uuid,
+  uuidList,
+  type NotificationStatus,
+  type SendChannel,
+} from '../notifications/notification-rules.js';
+
+// Area F (sending) and area G (stubs): types, queries, mutations and the status subscription.
+
+const CHANNEL_DESCRIPTIONS: Record<SendChannel, string> = {
+  webhook: 'An HTTP request to a URL of the caller (path /webhook).',
+  chatA: 'A Telegram Bot API sendMessage (path /webhook-chatA).',
+  chatB: 'A Mattermost incoming-webhook post (path /webhook-chatB).',
+  sms: 'One SMS per phone number over SMPP (path /sms).',
+  push: 'One FCM message per device token, topic or condition (path /push).',
+  general: 'An in-app notification stored for reading through the stub paths (path /general).',
+  gaps: 'An HTTP POST to the portal (path /gaps).',
+  email: 'A letter over SMTP, or one per addressee with sendSeparate (path /email).',
+};
+
+const NotificationChannel = builder.enumType('NotificationChannel', {
+  description: 'The channel a notification is sent through.',
+  values: Object.fromEntries(
+    (Object.entries(CHANNEL_ENUM) as [SendChannel, string][]).map(([channel, name]) => [name, { value: channel, description: CHANNEL_DESCRIPTIONS[channel] }]),
+  ) as Record<string, { value: SendChannel; description: string }>,
+});
+
+const STATUS_DESCRIPTIONS: Record<NotificationStatus, string> = {
+  PENDING: 'Accepted, waiting for its time (sendAfter) or for a retry.',
+  SENDING: 'Leased by a delivery worker that is sending it now.',
+  DELIVERED: 'The channel accepted it (general: stored in-app and unread).',
+  FAILED: 'Gave up: a permanent refusal or every attempt spent; lastError says why.',
+  EXPIRED: 'sendBefore passed before it could be sent; never sent.',
+  CANCELLED: 'Cancelled through the status change before it was sent.',
+  READ: 'Marked as read by its reader.',
+  ARCHIVED: 'Put away by its reader.',
+};
+
+const NotificationStatusEnum = builder.enumType('NotificationStatus', {
+  description: 'Where a notification (one delivery unit) stands; allowed changes are in docs/notes/notifications.md.',
+  values: Object.fromEntries(NOTIFICATION_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])) as Record<NotificationStatus, { description: string }>,
+});
+
+export const NotificationRef = builder.prismaObject('Notification', {
+  description: 'One delivery unit of an accepted sending request (StubNotificationResponseDto).',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Identifier of this unit (uuid).' }),
+    incomingId: t.exposeString('incomingId', { description: 'Identifier shared by the units of one request (uuid).' }),
+    systemId: t.exposeString('systemId', { description: 'The calling system.' }),
+    channel: t.field({ type: NotificationChannel, description: 'The channel it is sent through.', resolve: (n) => n.channel as SendChannel }),
+    type: t.exposeString('type', { description: 'The channel name, or the type of a general notification.' }),
+    externalId: t.exposeString('externalId', { nullable: true, description: "The provider's id of the delivered message, when it gives one." }),
+    recipient: t.exposeString('recipient', { description: 'Phone number, device token, addressee(s), chat or URL.' }),
+    payload: t.field({ type: 'JSON', description: 'The message as the channel sends it.', resolve: (n) => n.payload }),
+    reportForm: t.field({ type: 'JSON', nullable: true, description: 'Print template parameters given with the request.', resolve: (n) => n.reportForm }),
+    fileGroupId: t.exposeString('fileGroupId', { nullable: true, description: 'Uploaded files attached to the e-mail.' }),
+    status: t.field({ type: NotificationStatusEnum, description: 'Current status.', resolve: (n) => n.status as NotificationStatus }),
+    flag: t.exposeString('flag', { description: 'Priority code: URGENT, HIGH, NORMAL or LOW.' }),
+    sendAfter: t.expose('sendAfter', { type: 'DateTime', nullable: true, description: 'Not sent before this instant.' }),
+    sendBefore: t.expose('sendBefore', { type: 'DateTime', nullable: true, description: 'Expires unsent after this instant.' }),
+    attempts: t.exposeInt('attempts', { description: 'Delivery attempts made so far.' }),
+    maxAttempts: t.exposeInt('maxAttempts', { description: 'Attempts allowed before FAILED.' }),
+    lastError: t.exposeString('lastError', { nullable: true, description: 'Why the last attempt failed, or why it is FAILED or EXPIRED.' }),
+    createTime: t.expose('createTime', { type: 'DateTime', description: 'When it was accepted.' }),
+    updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When its status last changed.' }),
+    deliveredTime: t.expose('deliveredTime', { type: 'DateTime', nullable: true, description: 'When the channel accepted it.' }),
+  }),
+});
+
+const NotificationResponseRef = builder.objectRef<notifications.NotificationResponse>('NotificationResponse').implement({
+  description: 'One stored delivery unit of an accepted request.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Identifier of the unit (uuid).' }),
+    recipient: t.exposeString('recipient', { description: 'Phone number, device token, addressee, chat or URL.' }),
+    status: t.exposeString('status', { description: 'Status when accepted (PENDING).' }),
+  }),
+});
+
+const SendResultRef = builder.objectRef<notifications.SendResult>('SendNotificationResult').implement({
+  description: 'The answer to a sending request.',
+  fields: (t) => ({
+    incomingId: t.exposeID('incomingId', { description: 'Identifier of the accepted request (uuid).' }),
+    notificationResponses: t.field({ type: [NotificationResponseRef], description: 'One entry per delivery unit.', resolve: (r) => r.notificationResponses }),
+  }),
+});
+
+const StubPageRef = builder.objectRef<notifications.StubPage>('StubNotificationPage').implement({
+  description: 'A page of notifications (PageResponseStubNotificationDto).',
+  fields: (t) => ({
+    totalElements: t.exposeInt('totalElements', { description: 'Number of matching notifications across all pages.' }),
+    pageSize: t.exposeInt('pageSize', { description: 'Page size used.' }),
+    currentPage: t.exposeInt('currentPage', { description: 'This page number, from 0.' }),
+    totalPages: t.exposeInt('totalPages', { description: 'Number of pages.' }),
+    content: t.field({ type: [NotificationRef], description: 'The notifications of this page.', resolve: (p) => p.content }),
+    sortBy: t.exposeString('sortBy', { description: 'The sort field used.' }),
+    order: t.exposeString('order', { description: 'ASC or DESC.' }),
+  }),
+});
+
+const StubAttachmentRef = builder.objectRef<notifications.StubAttachment>('StubAttachment').implement({
+  description: 'A file attached to a notification (StubAttachmentDto).',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The notification id.' }),
+    attachmentId: t.exposeID('attachmentId', { description: 'The file id.' }),
+    filename: t.exposeString('filename', { description: 'File name.' }),
+    data: t.exposeStringList('data', { description: 'The content in base64, in chunks of at most 65536 characters; concatenate them.' }),
+  }),
+});
+
+const SystemChannelRef = builder.prismaObject('SystemChannel', {
+  description: 'That a channel is configured for a system (the settings themselves hold secrets and are not shown).',
+  fields: (t) => ({
+    systemId: t.exposeString('systemId', { description: 'The calling system.' }),
+    channel: t.field({ type: NotificationChannel, description: 'The channel.', resolve: (c) => c.channel as SendChannel }),
+    updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the settings were last set.' }),
+  }),
+});
+
+const StoredFileRef = builder.prismaObject('StoredFile', {
+  description: 'An uploaded file.',
+  select: { id: true, filename: true, contentType: true, size: true },
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'File id (uuid).' }),
+    filename: t.exposeString('filename', { description: 'File name.' }),
+    contentType: t.exposeString('contentType', { description: 'MIME type.' }),
+    size: t.exposeInt('size', { description: 'Size in bytes.' }),
+  }),
+});
+
+builder.prismaObject('FileGroup', {
+  description: 'Files uploaded together; give its id as fileGroupId of an e-mail.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The fileGroupId (uuid).' }),
+    systemId: t.exposeString('systemId', { description: 'The system that uploaded it.' }),
+    createTime: t.expose('createTime', { type: 'DateTime', description: 'When it was uploaded.' }),
+    files: t.relation('files', { description: 'Its files.' }),
+  }),
+});
+void StoredFileRef;
+
+const FileUploadInput = builder.inputType('FileUploadInput', {
+  description: 'One file to upload.',
+  fields: (t) => ({
+    filename: t.string({ required: true, description: 'File name, without slashes.' }),
+    contentType: t.string({ description: 'MIME type (default application/octet-stream).' }),
+    data: t.string({ required: true, description: 'The content in base64.' }),
+  }),
+});
+
+const pageArgsOf = (t: { arg: Parameters<Parameters<typeof builder.queryFields>[0]>[0]['arg'] }) => ({
+  pageNumber: t.arg.int({ description: 'Page number from 0 (default 0).' }),
+  pageSize: t.arg.int({ description: 'Page size (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }),
+  sortBy: t.arg.string({ description: 'createTime (default), updateTime, status, priority, sendAfter, deliveredTime, recipient or type.' }),
+  order: t.arg.string({ description: 'ASC or DESC (default DESC).' }),
+});
+
+function pageOf(ctx: GraphQLContext, args: Record<string, unknown>) {
+  return validate(stubPageRule(ctx.config.MAX_PAGE_SIZE, ctx.config.DEFAULT_PAGE_SIZE), dropNulls(args));
+}
+
+function idempotencyKeyOf(ctx: GraphQLContext, argument: string | null | undefined): string | undefined {
+  const header = (ctx as unknown as { request?: Request }).request?.headers.get('idempotency-key') ?? undefined;
+  const key = argument ?? header;
+  return key === undefined ? undefined : validate(idempotencyKey, key, 'idempotencyKey');
+}
+
+builder.queryFields((t) => ({
+  stubNotifications: t.field({
+    type: StubPageRef,
+    extensions: { scope: 'notifications:read' },
+    description: 'Notifications of a type, narrowed by ids, by system and incomingId, or by system and external ids; a page at a time.',
+    args: {
+      type: t.arg.string({ required: true, description: 'The channel name or general type.' }),
+      ids: t.arg.stringList({ description: 'Notification ids.' }),
+      systemId: t.arg.string({ description: 'The calling system.' }),
+      incomingId: t.arg.string({ description: 'The request identifier.' }),
+      externalIds: t.arg.stringList({ description: "Provider's message ids." }),
+      status: t.arg({ type: NotificationStatusEnum, description: 'Only this status.' }),
+      ...pageArgsOf(t),
+    },
+    resolve: (_root, args, ctx) => {
+      const { type, ids, systemId, incomingId, externalIds, ...page } = args;
+      const issues: { field: string; message: string }[] = [];
+      const check = <T>(fn: () => T): T | undefined => {
+        try {
+          return fn();
+        } catch (error) {
+          if (error instanceof ValidationError) issues.push(...error.issues);
+          return undefined;
+        }
+      };
+      const filter = {
+        type: check(() => validate(stubType, type, 'type'))!,
+        ids: ids ? check(() => validate(uuidList, ids, 'ids')) : undefined,
+        systemId: systemId != null ? check(() => validate(systemIdRule, systemId, 'systemId')) : undefined,
+        incomingId: incomingId != null ? check(() => validate(uuid, incomingId, 'incomingId')) : undefined,
+        externalIds: externalIds ? check(() => validate(externalIdList, externalIds, 'externalIds')) : undefined,
+      };
+      const window = check(() => pageOf(ctx, page));
+      if (issues.length) throw new ValidationError(issues);
+      // A key bound to a system reads that system's notifications only.
+      if (filter.systemId !== undefined) assertSystemAccess(ctx, filter.systemId);
+      filter.systemId ??= boundSystemId(ctx) ?? undefined;
+      return notifications.findStubNotifications(ctx.db, filter, window!);
+    },
+  }),
+  stubNotificationAttachments: t.field({
+    type: [StubAttachmentRef],
+    extensions: { scope: 'notifications:read' },
+    description: 'The files attached to a notification (its e-mail file group), optionally only the given ones.',
+    args: {
+      type: t.arg.string({ required: true, description: 'The channel name or general type.' }),
+      id: t.arg.string({ required: true, description: 'The notification id.' }),
+      attachmentIds: t.arg.stringList({ description: 'Only these file ids.' }),
+    },
+    resolve: (_root, args, ctx) =>
+      notifications.findStubAttachments(
+        ctx.db,
+        validate(stubType, args.type, 'type'),
+        validate(uuid, args.id, 'id'),
+        args.attachmentIds ? validate(uuidList, args.attachmentIds, 'attachmentIds') : undefined,
+        boundSystemId(ctx),
+      ),
+  }),
+  systemChannels: t.prismaField({
+    type: ['SystemChannel'],
+    extensions: { scope: 'admin:all' },
+    description: 'The channels configured for a system.',
+    args: { systemId: t.arg.string({ required: true, description: 'The calling system.' }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.db.systemChannel.findMany({ ...query, where: { systemId: validate(systemIdRule, args.systemId, 'systemId') }, orderBy: { channel: 'asc' } }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  sendNotification: t.field({
+    type: SendResultRef,
+    extensions: { scope: 'notifications:send' },
+    description:
+      'Accepts a notification for sending (the body of the matching spec 4.5 path) and answers at once; delivery follows. With an idempotency key (argument or Idempotency-Key header) a retried request returns the first answer.',
+    args: {
+      systemId: t.arg.string({ required: true, description: 'The calling system.' }),
+      channel: t.arg({ type: NotificationChannel, required: true, description: 'The channel.' }),
+      request: t.arg({ type: 'JSON', required: true, description: 'The body of the spec 4.5 path of the channel.' }),
+      idempotencyKey: t.arg.string({ description: 'Same key, same body: the first answer again; same key, other body: CONFLICT.' }),
+    },
+    resolve: (_root, args, ctx) => {
+      const systemId = validate(systemIdRule, args.systemId, 'systemId');
+      const request = validate(SEND_RULES[args.channel], args.request, 'request');
+      assertSystemAccess(ctx, systemId);
+      return notifications.acceptNotifications(ctx.db, systemId, args.channel, request as never, {
+        idempotencyKey: idempotencyKeyOf(ctx, args.idempotencyKey),
+        maxAttempts: ctx.config.DELIVERY_MAX_ATTEMPTS,
+      });
+    },
+  }),
+  changeNotificationStatus: t.field({
+    type: StubPageRef,
+    extensions: { scope: 'notifications:write' },
+    description: 'Moves the listed notifications of a type to a status, all or none (CONFLICT for a move not allowed), and returns them as a page.',
+    args: {
+      type: t.arg.string({ required: true, description: 'The channel name or general type.' }),
+      ids: t.arg.stringList({ required: true, description: 'Notification ids.' }),
+      status: t.arg({ type: NotificationStatusEnum, required: true, description: 'The new status.' }),
+      ...pageArgsOf(t),
+    },
+    resolve: async (_root, args, ctx) => {
+      const { type, ids, status, ...page } = args;
+      const systemId = boundSystemId(ctx) ?? undefined;
+      const filter = { type: validate(stubType, type, 'type'), ids: validate(uuidList, ids, 'ids'), systemId };
+      const window = pageOf(ctx, page);
+      await notifications.changeNotificationStatus(ctx.db, filter.type, filter.ids, status, systemId ?? null);
+      return notifications.findStubNotifications(ctx.db, filter, window);
+    },
+  }),
+  setSystemChannel: t.prismaField({
+    type: 'SystemChannel',
+    extensions: { scope: 'admin:all' },
+    description: "Sets a system's settings of a channel (SMTP server, SMPP account, bot token, webhook URL, FCM service account, ...).",
+    args: {
+      systemId: t.arg.string({ required: true, description: 'The calling system.' }),
+      channel: t.arg({ type: NotificationChannel, required: true, description: 'The channel (not GENERAL: it needs none).' }),
+      config: t.arg({ type: 'JSON', required: true, description: 'The settings, as the channel config schema in src/channels/ defines them.' }),
+    },
+    resolve: (_query, _root, args, ctx) => {
+      const systemId = validate(systemIdRule, args.systemId, 'systemId');
+      if (args.channel === 'general') throw new ValidationError([{ field: 'channel', message: 'GENERAL needs no settings' }]);
+      const parsed = parseChannelConfig(args.channel as AdapterChannelName, args.config);
+      if (!parsed.ok) throw new ValidationError([{ field: 'config', message: parsed.message }]);
+      return notifications.setSystemChannel(ctx.db, systemId, args.channel, args.config as Prisma.InputJsonValue);
+    },
+  }),
+  createFileGroup: t.prismaField({
+    type: 'FileGroup',
+    extensions: { scope: 'notifications:send' },
+    description: 'Uploads files as one group; give its id as fileGroupId of an e-mail to attach them.',
+    args: {
+      systemId: t.arg.string({ required: true, description: 'The calling system.' }),
+      files: t.arg({ type: [FileUploadInput], required: true, description: 'The files.' }),
+    },
+    resolve: (_query, _root, args, ctx) => {
+      const systemId = validate(systemIdRule, args.systemId, 'systemId');
+      assertSystemAccess(ctx, systemId);
+      return notifications.createFileGroup(ctx.db, systemId, validate(fileUploads, args.files.map((f) => dropNulls(f)), 'files'));
+    },
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  notificationStatusChanged: t.prismaField({
+    type: ['Notification'],
+    extensions: { scope: 'notifications:read' },
+    description: 'The units of a request each time one of them changes status, in any gateway process.',
+    args: { incomingId: t.arg.string({ required: true, description: 'The request identifier.' }) },
+    subscribe: (_root, args, ctx) => ctx.bus.subscribe('notification', validate(uuid, args.incomingId, 'incomingId')),
+    resolve: (query, _key, args, ctx) => {
+      const systemId = boundSystemId(ctx);
+      return ctx.db.notification.findMany({
+        ...query,
+        where: { incomingId: args.incomingId, ...(systemId !== null && { systemId }) },
+        orderBy: [{ createTime: 'asc' }, { id: 'asc' }],
+      });
+    },
+  }),
+}));

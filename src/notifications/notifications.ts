@@ -1,0 +1,352 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { pushTargetsOf, type PushTarget } from '../channels/fcm.js';
+import { insertNotifications, type NotificationInsert } from '../db/sql/insertNotifications.js';
+import { notifyEvent } from '../db/sql/notifyEvent.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import {
+  ATTACHMENT_CHUNK_CHARS,
+  FLAG_PRIORITY,
+  NOTIFICATION_STATUS,
+  STATUS_TRANSITIONS,
+  type NotificationStatus,
+  type SendChannel,
+  type SendRequests,
+  type StubPageInput,
+} from './notification-rules.js';
+
+// Sending (spec 4.5) and the stub reads/status change (spec 4.6), over Prisma. Inputs are already validated.
+
+export type NotificationRow = Prisma.NotificationGetPayload<object>;
+
+export interface NotificationResponse {
+  id: string;
+  recipient: string;
+  status: string;
+}
+
+export interface SendResult {
+  incomingId: string;
+  notificationResponses: NotificationResponse[];
+}
+
+interface Unit {
+  recipient: string;
+  type: string;
+  payload: Prisma.InputJsonValue;
+}
+
+const COMMON_FIELDS = ['flag', 'sendAfter', 'sendBefore', 'reportForm'] as const;
+
+function withoutCommon(request: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(request).filter(([k, v]) => !(COMMON_FIELDS as readonly string[]).includes(k) && v !== undefined));
+}
+
+function pushRecipient(target: PushTarget): string {
+  return 'token' in target ? target.token : 'topic' in target ? `topic:${target.topic}` : `condition:${target.condition}`;
+}
+
+/** Splits a request into delivery units: one per phone number, device token/topic/condition, or letter (sendSeparate). */
+export function unitsOf<K extends SendChannel>(channel: K, request: SendRequests[K]): Unit[] {
+  const r = request as SendRequests[SendChannel];
+  const message = withoutCommon(r);
+  switch (channel) {
+    case 'sms': {
+      const sms = r as SendRequests['sms'];
+      return [...new Set(sms.phoneNumbers)].map((phoneNumber) => ({ recipient: phoneNumber, type: channel, payload: { phoneNumber, text: sms.text } }));
+    }
+    case 'push': {
+      const { deviceTokens, topic, condition, ...rest } = message as SendRequests['push'];
+      return pushTargetsOf({ deviceTokens: [...new Set(deviceTokens ?? [])], topic, condition }).map((target) => ({
+        recipient: pushRecipient(target),
+        type: channel,
+        payload: { ...rest, target } as Prisma.InputJsonValue,
+      }));
+    }
+    case 'email': {
+      const { to = [], cc = [], bcc = [], sendSeparate, fileGroupId: _f, ...rest } = message as SendRequests['email'];
+      if (sendSeparate) {
+        return [...new Set([...to, ...cc, ...bcc])].map((address) => ({ recipient: address, type: channel, payload: { ...rest, to: [address] } as Prisma.InputJsonValue }));
+      }
+      const letter: Record<string, unknown> = { ...rest };
+      if (to.length) letter.to = to;
+      if (cc.length) letter.cc = cc;
+      if (bcc.length) letter.bcc = bcc;
+      return [{ recipient: [...to, ...cc, ...bcc].join(', '), type: channel, payload: letter as Prisma.InputJsonValue }];
+    }
+    case 'webhook':
+      return [{ recipient: (r as SendRequests['webhook']).url, type: channel, payload: message as Prisma.InputJsonValue }];
+    case 'chatA':
+      return [{ recipient: (r as SendRequests['chatA']).chatId, type: channel, payload: message as Prisma.InputJsonValue }];
+    case 'chatB':
+      return [{ recipient: (r as SendRequests['chatB']).channel ?? '(webhook default channel)', type: channel, payload: message as Prisma.InputJsonValue }];
+    case 'gaps':
+      return [{ recipient: (r as SendRequests['gaps']).from ?? 'gaps', type: channel, payload: message as Prisma.InputJsonValue }];
+    case 'general': {
+      const general = r as SendRequests['general'];
+      return [{ recipient: general.sendCondition ? JSON.stringify(general.sendCondition) : 'in-app', type: general.type, payload: message as Prisma.InputJsonValue }];
+    }
+  }
+  throw new Error(`no unit splitter for ${String(channel)}`);
+}
+
+function requestHash(channel: string, request: unknown): string {
+  return createHash('sha256').update(channel).update('\0').update(JSON.stringify(request)).digest('hex');
+}
+
+export interface AcceptOptions {
+  idempotencyKey?: string | undefined;
+  maxAttempts: number;
+}
+
+/**
+ * Stores a valid request as one notification per delivery unit in ONE statement (in one transaction with the
+ * Idempotency-Key record when given) and announces it so a delivery worker wakes. A retried key returns the first answer.
+ */
+export async function acceptNotifications<K extends SendChannel>(
+  db: PrismaClient,
+  systemId: string,
+  channel: K,
+  request: SendRequests[K],
+  options: AcceptOptions,
+): Promise<SendResult> {
+  const hash = options.idempotencyKey !== undefined ? requestHash(channel, request) : '';
+  if (options.idempotencyKey !== undefined) {
+    const earlier = await replayed(db, systemId, options.idempotencyKey, hash);
+    if (earlier) return earlier;
+  }
+  const r = request as SendRequests[SendChannel];
+  if (channel === 'email') {
+    const fileGroupId = (r as SendRequests['email']).fileGroupId;
+    if (fileGroupId !== undefined && !(await db.fileGroup.findFirst({ where: { id: fileGroupId, systemId }, select: { id: true } }))) {
+      throw new ValidationError([{ field: 'fileGroupId', message: `no file group ${fileGroupId} was uploaded by system ${systemId}` }]);
+    }
+  }
+  const incomingId = randomUUID();
+  const now = new Date();
+  const sendAfter = r.sendAfter !== undefined ? new Date(r.sendAfter) : null;
+  const flag = r.flag ?? 'NORMAL';
+  const fileGroupId = channel === 'email' ? ((r as SendRequests['email']).fileGroupId ?? null) : null;
+  const rows: NotificationInsert[] = unitsOf(channel, request).map((unit) => ({
+    id: randomUUID(),
+    incomingId,
+    systemId,
+    channel,
+    type: unit.type,
+    externalId: null,
+    recipient: unit.recipient,
+    payload: unit.payload,
+    reportForm: 'reportForm' in r && r.reportForm !== undefined ? r.reportForm : null,
+    fileGroupId,
+    status: NOTIFICATION_STATUS.PENDING,
+    flag,
+    priority: FLAG_PRIORITY[flag],
+    sendAfter: sendAfter?.toISOString() ?? null,
+    sendBefore: r.sendBefore !== undefined ? new Date(r.sendBefore).toISOString() : null,
+    availableAt: (sendAfter && sendAfter > now ? sendAfter : now).toISOString(),
+    attempts: 0,
+    maxAttempts: options.maxAttempts,
+    lastError: null,
+    lockedBy: null,
+    lockedUntil: null,
+    createTime: now.toISOString(),
+    updateTime: now.toISOString(),
+    deliveredTime: null,
+  }));
+  const result: SendResult = {
+    incomingId,
+    notificationResponses: rows.map((row) => ({ id: row.id, recipient: row.recipient, status: row.status })),
+  };
+  if (options.idempotencyKey === undefined) {
+    await insertNotifications(db, incomingId, rows); // one statement: atomic on its own
+    return result;
+  }
+  try {
+    await db.$transaction([
+      db.idempotencyRecord.create({
+        data: { systemId, key: options.idempotencyKey, requestHash: hash, response: result as unknown as Prisma.InputJsonValue },
+      }),
+      insertNotifications(db, incomingId, rows),
+    ]);
+  } catch (error) {
+    // A concurrent request with the same key won the insert: answer as it did.
+    if ((error as { code?: unknown }).code === 'P2002') {
+      const earlier = await replayed(db, systemId, options.idempotencyKey, hash);
+      if (earlier) return earlier;
+    }
+    throw error;
+  }
+  return result;
+}
+
+async function replayed(db: PrismaClient, systemId: string, key: string, hash: string): Promise<SendResult | undefined> {
+  const record = await db.idempotencyRecord.findUnique({ where: { systemId_key: { systemId, key } } });
+  if (!record) return undefined;
+  if (record.requestHash !== hash) {
+    throw new ConflictError(`Idempotency-Key "${key}" was already used by system ${systemId} for a different request`);
+  }
+  return record.response as unknown as SendResult;
+}
+
+// ---- Channel settings and files (admin) ----
+
+export async function setSystemChannel(db: PrismaClient, systemId: string, channel: string, config: Prisma.InputJsonValue) {
+  const now = new Date();
+  return db.systemChannel.upsert({
+    where: { systemId_channel: { systemId, channel } },
+    create: { systemId, channel, config, createTime: now, updateTime: now },
+    update: { config, updateTime: now },
+  });
+}
+
+export async function createFileGroup(
+  db: PrismaClient,
+  systemId: string,
+  files: { filename: string; contentType?: string | undefined; data: string }[],
+) {
+  return db.fileGroup.create({
+    data: {
+      systemId,
+      files: {
+        create: files.map((f) => {
+          const bytes = Buffer.from(f.data, 'base64');
+          return { filename: f.filename, contentType: f.contentType ?? 'application/octet-stream', size: bytes.length, data: new Uint8Array(bytes) };
+        }),
+      },
+    },
+    include: { files: { select: { id: true, filename: true, contentType: true, size: true } } },
+  });
+}
+
+// ---- Stub reads and the status change ----
+
+export interface StubFilter {
+  type: string;
+  ids?: string[] | undefined;
+  systemId?: string | undefined;
+  incomingId?: string | undefined;
+  externalIds?: string[] | undefined;
+}
+
+export interface StubPage {
+  totalElements: number;
+  pageSize: number;
+  currentPage: number;
+  totalPages: number;
+  content: NotificationRow[];
+  sortBy: string;
+  order: 'ASC' | 'DESC';
+}
+
+function stubWhere(filter: StubFilter, status?: NotificationStatus): Prisma.NotificationWhereInput {
+  return {
+    type: filter.type,
+    ...(filter.ids && { id: { in: filter.ids } }),
+    ...(filter.systemId !== undefined && { systemId: filter.systemId }),
+    ...(filter.incomingId !== undefined && { incomingId: filter.incomingId }),
+    ...(filter.externalIds && { externalId: { in: filter.externalIds } }),
+    ...(status && { status }),
+  };
+}
+
+const NULLABLE_SORT_FIELDS = new Set(['sendAfter', 'deliveredTime']);
+
+export async function findStubNotifications(db: PrismaClient, filter: StubFilter, page: StubPageInput): Promise<StubPage> {
+  const where = stubWhere(filter, page.status);
+  const direction = page.order === 'ASC' ? 'asc' : 'desc';
+  const [totalElements, content] = await Promise.all([
+    db.notification.count({ where }),
+    db.notification.findMany({
+      where,
+      orderBy: [{ [page.sortBy]: NULLABLE_SORT_FIELDS.has(page.sortBy) ? { sort: direction, nulls: 'last' } : direction }, { id: 'asc' }] as Prisma.NotificationOrderByWithRelationInput[],
+      skip: page.pageNumber * page.pageSize,
+      take: page.pageSize,
+    }),
+  ]);
+  return {
+    totalElements,
+    pageSize: page.pageSize,
+    currentPage: page.pageNumber,
+    totalPages: Math.ceil(totalElements / page.pageSize),
+    content,
+    sortBy: page.sortBy,
+    order: page.order,
+  };
+}
+
+/**
+ * Moves every listed notification of the type to `status`, all or nothing: an unknown id is NOT_FOUND, a move
+ * not in STATUS_TRANSITIONS is CONFLICT. Updates are conditional on the status read, so a row the worker moved
+ * in between makes the whole change CONFLICT (rolled back).
+ */
+/** `onlySystemId` confines the change to one system's notifications (an API key bound to that system). */
+export async function changeNotificationStatus(db: PrismaClient, type: string, ids: string[], status: NotificationStatus, onlySystemId: string | null = null): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const unique = [...new Set(ids)];
+    const rows = await tx.notification.findMany({
+      where: { type, id: { in: unique }, ...(onlySystemId !== null && { systemId: onlySystemId }) },
+      select: { id: true, status: true, incomingId: true },
+    });
+    const missing = unique.filter((id) => !rows.some((r) => r.id === id));
+    if (missing.length) throw new NotFoundError(`no notification of type ${type} with id ${missing.join(', ')}`);
+    const illegal = rows.filter((r) => r.status !== status && !STATUS_TRANSITIONS[r.status as NotificationStatus]?.includes(status));
+    if (illegal.length) {
+      throw new ConflictError(
+        `status cannot change to ${status} from ${illegal.map((r) => `${r.status} (${r.id})`).join(', ')}; allowed: ${illegal
+          .map((r) => `${r.status} -> ${STATUS_TRANSITIONS[r.status as NotificationStatus]?.join('|') || 'none'}`)
+          .join(', ')}`,
+      );
+    }
+    const moving = rows.filter((r) => r.status !== status);
+    if (!moving.length) return;
+    // Conditional on the status read above: a row the worker moved meanwhile makes the count differ.
+    let changed = 0;
+    for (const from of new Set(moving.map((r) => r.status))) {
+      const batch = moving.filter((r) => r.status === from).map((r) => r.id);
+      const { count } = await tx.notification.updateMany({
+        where: { id: { in: batch }, status: from },
+        data: {
+          status,
+          updateTime: new Date(),
+          ...(status === 'PENDING' && { attempts: 0, lastError: null, availableAt: new Date(), lockedBy: null, lockedUntil: null }),
+        },
+      });
+      changed += count;
+    }
+    if (changed !== moving.length) throw new ConflictError('a notification changed status meanwhile; read it again and retry');
+    for (const incomingId of new Set(moving.map((r) => r.incomingId))) await notifyEvent(tx, 'notification', incomingId);
+  });
+}
+
+export interface StubAttachment {
+  id: string;
+  attachmentId: string;
+  filename: string;
+  data: string[];
+}
+
+/** The files of the notification's file group (e-mail fileGroupId), base64 in chunks of ATTACHMENT_CHUNK_CHARS. */
+export async function findStubAttachments(
+  db: PrismaClient,
+  type: string,
+  id: string,
+  attachmentIds?: string[],
+  onlySystemId: string | null = null,
+): Promise<StubAttachment[]> {
+  const notification = await db.notification.findFirst({
+    where: { id, type, ...(onlySystemId !== null && { systemId: onlySystemId }) },
+    select: { id: true, fileGroupId: true },
+  });
+  if (!notification) throw new NotFoundError(`no notification of type ${type} with id ${id}`);
+  if (!notification.fileGroupId) return [];
+  const files = await db.storedFile.findMany({
+    where: { groupId: notification.fileGroupId, ...(attachmentIds && { id: { in: attachmentIds } }) },
+    orderBy: { filename: 'asc' },
+  });
+  return files.map((f) => {
+    const base64 = Buffer.from(f.data).toString('base64');
+    const data: string[] = [];
+    for (let i = 0; i < base64.length; i += ATTACHMENT_CHUNK_CHARS) data.push(base64.slice(i, i + ATTACHMENT_CHUNK_CHARS));
+    return { id: notification.id, attachmentId: f.id, filename: f.filename, data };
+  });
+}
