@@ -1,0 +1,88 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { jobFilter, jobInstanceFilter, jobName, jobRules } from '../scheduler/scheduler-rules.js';
+import * as op from '../generated/graphql/graphql.js';
+import { legacyPage, pageVariables } from './paging.js';
+import { rpcRoute, type RpcRoute } from './route.js';
+
+// Spec 4.2, the ten job scheduler paths. Jobs and instances answer as the LegacyJob / LegacyJobInstance fragments
+// select them.
+
+const byName = z.strictObject({ name: jobName });
+const same = <T>(value: T) => ({ result: value });
+
+export function schedulerRoutes(_config: Config): RpcRoute[] {
+  const nameRoute = <F extends string>(
+    path: `/${string}`,
+    summary: string,
+    document: TypedDocumentNode<Record<F, unknown>, { name: string }>,
+    field: F,
+    paramsMayComeAsResult = false,
+  ) =>
+    rpcRoute({
+      area: 'scheduler',
+      path,
+      summary,
+      params: byName,
+      paramsMayComeAsResult,
+      document,
+      variables: (p) => ({ name: p.name }),
+      result: (d) => same(d[field]),
+    });
+  return [
+    rpcRoute({
+      area: 'scheduler',
+      path: '/create',
+      summary: 'Creates a job (ENABLED unless given); nextRunTime is its first occurrence after now.',
+      params: jobRules.create,
+      document: op.CreateJobDocument,
+      variables: (p) => ({ input: p }),
+      result: (d) => same(d.createJob),
+    }),
+    nameRoute('/get', 'Returns the job attributes.', op.GetJobDocument, 'job'),
+    rpcRoute({
+      area: 'scheduler',
+      path: '/list',
+      summary: 'Returns the jobs ordered by name, a page at a time; result is an array.',
+      params: z.strictObject(legacyPage),
+      document: op.ListJobsDocument,
+      variables: (p, env) => pageVariables(p, env.defaultPageSize),
+      result: (d) => same(d.jobs.nodes),
+    }),
+    nameRoute('/delete', 'Deletes the job whose name is given, with its instances; returns it.', op.DeleteJobDocument, 'deleteJob'),
+    nameRoute('/run', 'Starts an instance of the job now (also while paused); returns the instance.', op.RunJobDocument, 'runJob'),
+    rpcRoute({
+      area: 'scheduler',
+      path: '/update',
+      summary: 'Changes a job; a new schedule or time zone recomputes nextRunTime.',
+      params: jobRules.update.extend({ name: jobName }),
+      document: op.UpdateJobDocument,
+      variables: ({ name, ...input }) => ({ name, input }),
+      result: (d) => same(d.updateJob),
+    }),
+    nameRoute('/pause', 'Suspends the automatic start of a job; parameters under params or result.', op.PauseJobDocument, 'pauseJob', true),
+    nameRoute('/resume', 'Restores the automatic start of a job from the next occurrence after now.', op.ResumeJobDocument, 'resumeJob'),
+    rpcRoute({
+      area: 'scheduler',
+      path: '/search',
+      summary: 'Returns the jobs matching name prefix, status, target kind and queue; adds rowsCount.',
+      params: jobFilter.extend(legacyPage),
+      document: op.SearchJobsDocument,
+      variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
+      result: (d) => ({ result: d.jobs.nodes, rowsCount: d.jobs.totalCount }),
+    }),
+    rpcRoute({
+      area: 'scheduler',
+      path: '/searchJobInstance',
+      summary: 'Returns the job instances by job name, status, trigger and scheduled-time range [from, to), latest first; adds rowsCount.',
+      params: jobInstanceFilter.extend(legacyPage),
+      document: op.SearchJobInstancesDocument,
+      variables: ({ pageSize, pageNumber, from, to, ...filter }, env) => ({
+        filter: { ...filter, ...(from && { from: from.toISOString() }), ...(to && { to: to.toISOString() }) },
+        ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize),
+      }),
+      result: (d) => ({ result: d.jobInstances.nodes, rowsCount: d.jobInstances.totalCount }),
+    }),
+  ];
+}
