@@ -1,0 +1,55 @@
+import { ADMIN_SCOPE } from './access-rules.js';
+import { ForbiddenError } from '../errors.js';
+
+/** Who is calling: the API key that authenticated the request. */
+export interface Principal {
+  keyId: string;
+  name: string;
+  scopes: readonly string[];
+  /** Set when the key is bound to one system: it may send and read only that system's notifications. */
+  systemId: string | null;
+}
+
+/** What a context must carry for the checks below (GraphQLContext does). */
+export interface AccessContext {
+  principal?: Principal | null;
+  config: { AUTH: 'on' | 'off' };
+}
+
+export function hasScope(principal: Principal, scope: string): boolean {
+  return principal.scopes.includes(ADMIN_SCOPE) || principal.scopes.includes(scope);
+}
+
+/**
+ * For areas that own per-system data (notifications): throws ForbiddenError when the caller's key is bound to
+ * another system. Keys with no system binding, `admin:all` keys and AUTH=off requests without a key pass.
+ */
+export function assertSystemAccess(ctx: AccessContext, systemId: string): void {
+  const principal = ctx.principal;
+  if (!principal) {
+    if (ctx.config.AUTH === 'off') return;
+    throw new ForbiddenError('this operation needs an API key');
+  }
+  if (principal.systemId === null || principal.scopes.includes(ADMIN_SCOPE)) return;
+  if (principal.systemId !== systemId) {
+    throw new ForbiddenError(`this API key is bound to system "${principal.systemId}" and may not act for system "${systemId}"`);
+  }
+}
+
+/** The systemId a bound key must use, for filters: lists of a bound key are narrowed to its own system. */
+export function boundSystemId(ctx: AccessContext): string | null {
+  const principal = ctx.principal;
+  if (!principal || principal.scopes.includes(ADMIN_SCOPE)) return null;
+  return principal.systemId;
+}
+
+/** The key a request presents: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. */
+export function presentedKey(get: (name: string) => string | null | undefined): string | null {
+  const auth = get('authorization');
+  if (auth) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return match ? match[1]! : auth.trim();
+  }
+  const apiKey = get('x-api-key');
+  return apiKey ? apiKey.trim() : null;
+}
