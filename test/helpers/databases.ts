@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+// Database tests run against both the embedded database and the PostgreSQL server, each on a fresh database.
+
+export type DatabaseKind = 'pglite' | 'postgres';
+export const DATABASES: DatabaseKind[] = ['pglite', 'postgres'];
+
+/** The server the PostgreSQL runs create their fresh databases on. */
+export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+
+export interface FreshDatabase {
+  env: Record<string, string>;
+  url?: string;
+  drop(): Promise<void>;
+}
+
+export async function freshDatabase(kind: DatabaseKind): Promise<FreshDatabase> {
+  if (kind === 'pglite') return { env: { DATA_DIR: `memory://${randomBytes(4).toString('hex')}` }, drop: async () => undefined };
+  const name = `gw_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASES } from './helpers/databases.js';
+import { gql, post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+
+// The twelve queue paths of spec 4.3 over HTTP, their GraphQL twins, and /rpc, on both databases.
+
+const NOT_FOUND = -32004;
+const INVALID_PARAMS = -32602;
+const CONFLICT = -32009;
+
+describe.each(DATABASES)('queues on %s', (kind) => {
+  let t: TestGateway;
+  let url: string;
+  beforeAll(async () => {
+    t = await startTestGateway(kind, { QUEUE_MAX_RATE: '50' });
+    url = t.url;
+    for (const [name, labels] of [['alpha', ['blue']], ['beta', ['blue', 'red']], ['gamma', []]] as const) {
+      const r = await rpc(url, 'createQueue', { name, labels: [...labels], description: `queue ${name}` });
+      expect(r.body.result.name).toBe(name);
+    }
+  });
+  afterAll(() => t?.close());
+
+  it('createQueue makes an OPEN queue, echoes the id, and refuses a taken name', async () => {
+    const r = await rpc(url, 'createQueue', { name: 'q.create-1', rate: 4, labels: ['g'] }, { id: 'abc' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ jsonrpc: '2.0', id: 'abc', result: { name: 'q.create-1', status: 'OPEN', paused: false, rate: 4, labels: ['g'] } });
+    expect(Date.parse(r.body.result.createTime)).not.toBeNaN();
+    const again = await rpc(url, 'createQueue', { name: 'q.create-1' });
+    expect(again.body.error).toMatchObject({ code: CONFLICT, data: { code: 'CONFLICT' } });
+  });
+
+  it('createQueue names every bad field and writes nothing', async () => {
+    const r = await rpc(url, 'createQueue', { name: 'bad name!', rate: 0, labels: 'x', extra: 1 });
+    expect(r.body.error.code).toBe(INVALID_PARAMS);
+    const fields = r.body.error.data.fields.map((f: { field: string }) => f.field).sort();
+    expect(fields).toEqual(['params.extra', 'params.labels', 'params.name', 'params.rate']);
+    const over = await rpc(url, 'createQueue', { name: 'too-fast', rate: 51 });
+    expect(over.body.error.data.fields).toEqual([{ field: 'params.rate', message: 'must be at most 50' }]);
+    expect((await rpc(url, 'getQueue', { name: 'too-fast' })).body.error.code).toBe(NOT_FOUND);
+  });
+
+  it('getQueue finds by name; unknown is not found; a bad name is invalid params', async () => {
+    expect((await rpc(url, 'getQueue', { name: 'alpha' })).body.result).toMatchObject({ name: 'alpha', description: 'queue alpha' });
+    expect((await rpc(url, 'getQueue', { name: 'nope' })).body.error).toMatchObject({ code: NOT_FOUND, message: 'queue "nope" not found' });
+    expect((await rpc(url, 'getQueue', {})).body.error.data.fields).toEqual([{ field: 'params.name', message: 'must be a string' }]);
+  });
+
+  it('listQueues orders by name and pages', async () => {
+    const all = await rpc(url, 'listQueues', {});
+    const names = all.body.result.queues.map((q: { name: string }) => q.name);
+    expect(names).toEqual([...names].sort());
+    const page = await rpc(url, 'listQueues', { pageSize: 1, pageNumber: 1 });
+    expect(page.body.result.queues.map((q: { name: string }) => q.name)).toEqual([names[1]]);
+    expect(page.body.result.totalCount).toBe(names.length);
+    expect((await rpc(url, 'listQueues', { pageSize: 0 })).body.error.code).toBe(INVALID_PARAMS);
+    expect((await rpc(url, 'listQueues', { pageSize: 100_000 })).body.error).toMatchObject({ code: INVALID_PARAMS, data: { code: 'BAD_USER_INPUT' } });
+  });
+
+  it('openQueue and closeQueue set status and move updateTime forward', async () => {
+    const before = (await rpc(url, 'getQueue', { name: 'gamma' })).body.result;
+    await new Promise((r) => setTimeout(r, 5));
+    const closed = (await rpc(url, 'closeQueue', { name: 'gamma' })).body.result;
+    expect(closed.status).toBe('CLOSE');
+    expect(Date.parse(closed.updateTime)).toBeGreaterThan(Date.parse(before.updateTime));
+    await new Promise((r) => setTimeout(r, 5));
+    const opened = (await rpc(url, 'openQueue', { name: 'gamma' })).body.result;
+    expect(opened.status).toBe('OPEN');
+    expect(Date.parse(opened.updateTime)).toBeGreaterThan(Date.parse(closed.updateTime));
+    for (const m of ['openQueue', 'closeQueue']) {
+      expect((await rpc(url, m, { name: 'nope' })).body.error.code).toBe(NOT_FOUND);
+      expect((await rpc(url, m, { name: 42 })).body.error.code).toBe(INVALID_PARAMS);
+    }
+  });
+
+  it('updateQueue returns the changed queue', async () => {
+    const r = await rpc(url, 'updateQueue', { name: 'beta', description: 'changed', rate: 7 });
+    expect(r.body.result).toMatchObject({ name: 'beta', description: 'changed', rate: 7, labels: ['blue', 'red'] });
+    expect((await rpc(url, 'updateQueue', { name: 'nope', rate: 2 })).body.error.code).toBe(NOT_FOUND);
+    expect((await rpc(url, 'updateQueue', { name: 'beta', rate: 'fast' })).body.error.data.fields[0].field).toBe('params.rate');
+  });
+
+  it('searchQueue filters by prefix, status, paused and label, with rowsCount', async () => {
+    const r = await rpc(url, 'searchQueue', { label: 'blue', pageSize: 1 });
+    expect(r.body.rowsCount).toBe(2);
+    expect(r.body.result.map((q: { name: string }) => q.name)).toEqual(['alpha']);
+    const prefix = await rpc(url, 'searchQueue', { namePrefix: 'gam', status: 'OPEN', paused: false });
+    expect(prefix.body.result.map((q: { name: string }) => q.name)).toEqual(['gamma']);
+    const none = await rpc(url, 'searchQueue', { namePrefix: 'zzz' });
+    expect(none.body).toMatchObject({ result: [], rowsCount: 0 });
+    expect((await rpc(url, 'searchQueue', { status: 'HALF' })).body.error.data.fields[0].field).toBe('params.status');
+  });
+
+  it('searchQueueLabels returns the queues of a group', async () => {
+    const r = await rpc(url, 'searchQueueLabels', { label: 'red' });
+    expect(r.body).toMatchObject({ rowsCount: 1, result: [{ name: 'beta' }] });
+    expect((await rpc(url, 'searchQueueLabels', { label: 'none' })).body).toMatchObject({ rowsCount: 0, result: [] });
+    expect((await rpc(url, 'searchQueueLabels', {})).body.error.code).toBe(INVALID_PARAMS);
+  });
+
+  it('changeQueueRate changes the rate within bounds', async () => {
+    expect((await rpc(url, 'changeQueueRate', { name: 'alpha', rate: 9 })).body.result.rate).toBe(9);
+    expect((await rpc(url, 'changeQueueRate', { name: 'nope', rate: 2 })).body.error.code).toBe(NOT_FOUND);
+    expect((await rpc(url, 'changeQueueRate', { name: 'alpha', rate: -1 })).body.error.code).toBe(INVALID_PARAMS);
+    expect((await rpc(url, 'getQueue', { name: 'alpha' })).body.result.rate).toBe(9);
+  });
+
+  it('pauseQueue (params, or under result as the spec shows) and resumeQueue', async () => {
+    expect((await rpc(url, 'pauseQueue', { name: 'alpha' })).body.result.paused).toBe(true);
+    expect((await rpc(url, 'resumeQueue', { name: 'alpha' })).body.result.paused).toBe(false);
+    const viaResult = await rpc(url, 'pauseQueue', undefined, { result: { name: 'alpha' } });
+    expect(viaResult.body.result).toMatchObject({ name: 'alpha', paused: true });
+    expect((await rpc(url, 'resumeQueue', undefined, { result: { name: 'alpha' } })).body.error.code).toBe(INVALID_PARAMS);
+    expect((await rpc(url, 'pauseQueue', { name: 'nope' })).body.error.code).toBe(NOT_FOUND);
+    expect((await rpc(url, 'resumeQueue', { name: 'nope' })).body.error.code).toBe(NOT_FOUND);
+  });
+
+  it('deleteQueue removes the queue; then it is not found', async () => {
+    await rpc(url, 'createQueue', { name: 'doomed' });
+    expect((await rpc(url, 'deleteQueue', { name: 'doomed' })).body.result.name).toBe('doomed');
+    expect((await rpc(url, 'deleteQueue', { name: 'doomed' })).body.error.code).toBe(NOT_FOUND);
+    expect((await rpc(url, 'deleteQueue', { name: '' })).body.error.code).toBe(INVALID_PARAMS);
+  });
+
+  it('GraphQL twins: queue, queues connection, mutations, error codes', async () => {
+    const created = await gql(url, 'mutation($i: CreateQueueInput!) { createQueue(input: $i) { name rate status } }', { i: { name: 'gql-q', rate: 2 } });
+    expect(created.data).toEqual({ createQueue: { name: 'gql-q', rate: 2, status: 'OPEN' } });
+    const dup = await gql(url, 'mutation { createQueue(input: {name: "gql-q"}) { name } }');
+    expect(dup.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    const missing = await gql(url, '{ queue(name: "nope") { name } }');
+    expect(missing.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const bad = await gql(url, 'mutation { changeQueueRate(name: "gql-q", rate: 0) { name } }');
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'rate', message: 'must be at least 1' }] });
+    const page1 = await gql(url, '{ queues(first: 2, filter: {status: OPEN}) { totalCount nodes { name } pageInfo { hasNextPage endCursor } } }');
+    const conn = page1.data!.queues;
+    expect(conn.nodes).toHaveLength(2);
+    expect(conn.pageInfo.hasNextPage).toBe(true);
+    const page2 = await gql(url, 'query($a: String) { queues(first: 2, after: $a, filter: {status: OPEN}) { nodes { name } pageInfo { hasPreviousPage } } }', { a: conn.pageInfo.endCursor });
+    expect(page2.data!.queues.pageInfo.hasPreviousPage).toBe(true);
+    expect(page2.data!.queues.nodes[0].name > conn.nodes[1].name).toBe(true);
+    const byLabel = await gql(url, '{ queues(filter: {label: "blue"}, orderBy: NAME_DESC) { nodes { name } } }');
+    expect(byLabel.data!.queues.nodes.map((q: { name: string }) => q.name)).toEqual(['beta', 'alpha']);
+    for (const m of ['pauseQueue', 'resumeQueue', 'closeQueue', 'openQueue', 'deleteQueue']) {
+      const r = await gql(url, `mutation { ${m}(name: "gql-q") { name paused status } }`);
+      expect(r.errors, m).toBeUndefined();
+    }
+    const upd = await gql(url, 'mutation { updateQueue(name: "alpha", input: {description: "via graphql"}) { description } }');
+    expect(upd.data).toEqual({ updateQueue: { description: 'via graphql' } });
+    const badCursor = await gql(url, '{ queues(after: "nonsense") { totalCount } }');
+    expect(badCursor.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('/rpc takes any method by name, batches, and skips notifications', async () => {
+    const batch = [
+      { jsonrpc: '2.0', method: 'getQueue', params: { name: 'alpha' }, id: 1 },
+      { jsonrpc: '2.0', method: 'getQueue', params: { name: 'nope' }, id: 2 },
+      { jsonrpc: '2.0', method: 'noSuchMethod', id: 3 },
+      { jsonrpc: '2.0', method: 'createQueue', params: { name: 'from-notification' } },
+      42,
+    ];
+    const r = await post(url, '/rpc', JSON.stringify(batch));
+    expect(r.status).toBe(200);
+    expect(r.body).toHaveLength(4);
+    expect(r.body[0]).toMatchObject({ id: 1, result: { name: 'alpha' } });
+    expect(r.body[1]).toMatchObject({ id: 2, error: { code: NOT_FOUND } });
+    expect(r.body[2]).toMatchObject({ id: 3, error: { code: -32601 } });
+    expect(r.body[3]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect((await rpc(url, 'getQueue', { name: 'from-notification' })).body.result.name).toBe('from-notification');
+    expect((await post(url, '/rpc', '[]')).body).toMatchObject({ id: null, error: { code: -32600 } });
+    const single = await post(url, '/rpc', JSON.stringify({ jsonrpc: '2.0', method: 'listQueues', id: 'x' }));
+    expect(single.body.result.queues.length).toBeGreaterThan(0);
+    const onlyNotification = await post(url, '/rpc', JSON.stringify({ jsonrpc: '2.0', method: 'getQueue', params: { name: 'alpha' } }));
+    expect(onlyNotification.status).toBe(204);
+  });
+});
