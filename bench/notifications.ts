@@ -1,0 +1,146 @@
+// npm run bench:notifications (script line in docs/notes/notifications.md):
+//   1. accepted requests/s on POST /v1/systems/{systemId}/webhook (gateway in its own process, worker off),
+//   2. end-to-end deliveries/s of those accepted records to a loopback HTTP sink (a gateway with the worker on),
+//   3. the peer: plain single-row INSERTs through `pg` into a similar table, same database server, same run.
+// Prints figures and ratios. Needs PostgreSQL (TEST_POSTGRES_URL or postgresql://postgres@127.0.0.1:5432/test).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import { freshDatabase } from '../test/helpers/databases.js';
+
+interface CannonResult {
+  requests: { average: number; total: number };
+  latency: { p99: number };
+  errors: number;
+  non2xx: number;
+  '2xx': number;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (o: Record<string, unknown>) => Promise<CannonResult>;
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = resolve(ROOT, 'node_modules/.bin');
+const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+async function startGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+  const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', LOG_LEVEL: 'info', GRAPHIQL: 'off', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((ok, fail) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { url?: string };
+        if (entry.url) ok(entry.url);
+      } catch {
+        /* not JSON */
+      }
+    });
+    proc.once('exit', (code) => fail(new Error(`gateway exited with ${code}`)));
+  });
+  return { url, proc, stop: () => new Promise<void>((done) => (proc.once('exit', () => done()), proc.kill('SIGTERM'))) };
+}
+
+async function main(): Promise<void> {
+  const db = await freshDatabase('postgres');
+  let received = 0;
+  const sink = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
+  const client = new pg.Client({ connectionString: db.url });
+  try {
+    // 1. Acceptance alone.
+    console.error('bench: acceptance…');
+    const accepting = await startGateway({ ...db.env, DELIVERY_WORKER: 'off' });
+    const body = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
+    await autocannon({ url: `${accepting.url}/v1/systems/bench/webhook`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 }); // warm-up
+    const accept = await autocannon({
+      url: `${accepting.url}/v1/systems/bench/webhook`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+    });
+    await accepting.stop();
+    const acceptedPerSecond = accept['2xx'] / DURATION_S;
+
+    // 2. Delivery of everything accepted (warm-up included), by one gateway process with the worker on.
+    console.error(`bench: accepted ${accept['2xx']} (non-2xx ${accept.non2xx}, errors ${accept.errors}); delivering…`);
+    await client.connect();
+    const pending = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM "Notification" WHERE status = 'PENDING'`)).rows[0]!.n);
+    const batch = process.env.DELIVERY_BATCH ?? '50';
+    const started = performance.now();
+    const delivering = await startGateway({ ...db.env, DELIVERY_BATCH: batch, DELIVERY_POLL_MS: '50' });
+    const readyAt = performance.now();
+    let delivered = 0;
+    while (delivered < pending) {
+      await new Promise((r) => setTimeout(r, 100));
+      const counts = Object.fromEntries(
+        (await client.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM "Notification" GROUP BY status`)).rows.map((r) => [r.status, Number(r.n)]),
+      );
+      delivered = counts.DELIVERED ?? 0;
+      if ((counts.FAILED ?? 0) + (counts.EXPIRED ?? 0) > 0) throw new Error(`deliveries failed: ${JSON.stringify(counts)}`);
+    }
+    const deliverSeconds = (performance.now() - readyAt) / 1000;
+    await delivering.stop();
+    const deliveredPerSecond = pending / deliverSeconds;
+    void started;
+
+    console.error('bench: plain INSERTs…');
+    // 3. The peer: plain single-row INSERTs into a similar table, CONNECTIONS concurrent clients, same duration.
+    await client.query(`CREATE TABLE bench_insert (LIKE "Notification" INCLUDING DEFAULTS INCLUDING INDEXES)`);
+    const pool = new pg.Pool({ connectionString: db.url, max: CONNECTIONS });
+    let inserted = 0;
+    const until = performance.now() + DURATION_S * 1000;
+    const payload = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < until) {
+          await pool.query(
+            `INSERT INTO bench_insert (id, "incomingId", "systemId", channel, type, recipient, payload, status, "availableAt", "createTime", "updateTime")
+             VALUES ($1, $2, 'bench', 'webhook', 'webhook', $3, $4, 'PENDING', now(), now(), now())`,
+            [randomUUID(), randomUUID(), sinkUrl, payload],
+          );
+          inserted += 1;
+        }
+      }),
+    );
+    await pool.end();
+    const insertsPerSecond = inserted / DURATION_S;
+
+    const rows = [
+      ['accepted webhook requests/s (HTTP, 1 gateway process)', acceptedPerSecond, `p99 ${accept.latency.p99} ms, non-2xx ${accept.non2xx}, errors ${accept.errors}`],
+      [`end-to-end deliveries/s to a loopback sink (batch ${batch})`, deliveredPerSecond, `${pending} records in ${deliverSeconds.toFixed(1)} s, sink saw ${received}`],
+      ['plain single-row INSERTs/s through pg (peer)', insertsPerSecond, `${CONNECTIONS} connections`],
+    ] as const;
+    console.log(`\nnotifications benchmark (${DURATION_S} s, ${CONNECTIONS} connections, PostgreSQL ${db.url?.replace(/\/[^/]*$/, '/…')})`);
+    for (const [name, value, note] of rows) console.log(`  ${name.padEnd(58)} ${value.toFixed(0).padStart(8)}   ${note}`);
+    console.log(`  ratio accepted / INSERT                                       ${(acceptedPerSecond / insertsPerSecond).toFixed(2)}`);
+    console.log(`  ratio delivered / INSERT                                      ${(deliveredPerSecond / insertsPerSecond).toFixed(2)}`);
+  } finally {
+    await client.end().catch(() => undefined);
+    await new Promise<void>((r) => sink.close(() => r()));
+    await db.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
