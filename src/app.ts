@@ -25,6 +25,8 @@ import { seedDemoData } from './identity/demo.js';
 import { CmsVerifierPool } from './signatures/pool.js';
 import { TrustStore } from './signatures/trust.js';
 import { createJobExecutor } from './scheduler/executor.js';
+import { refuseDeleteWhileRunning } from './tasks/tasks.js';
+import { createSchedulerTaskCreator } from './tasks/scheduler-task-creator.js';
 import { createKeyVerifier } from './access/api-keys.js';
 import { presentedKey, type Principal } from './access/principal.js';
 import { RateLimiter } from './access/rate-limit.js';
@@ -76,7 +78,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     db: database.prisma,
     config,
     bus,
-    queueDeleteGuards: [],
+    queueDeleteGuards: [refuseDeleteWhileRunning],
     trust,
     verifier: new CmsVerifierPool(config.CMS_WORKERS),
     jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' })),
@@ -85,6 +87,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     metrics,
     log,
   };
+  services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
   const workers: Worker[] = createWorkers(services, log);
   const rpcRoutes = allRpcRoutes(config);
   const httpRoutes = allHttpRoutes(config);

@@ -50,6 +50,16 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: int(600, 0),
   /** On SIGTERM, /readyz answers 503 this long before the listener closes (lets load balancers notice). */
   SHUTDOWN_READY_DELAY_MS: int(0, 0),
+  /** Run the task dispatcher in this process (tasks are created and read either way). */
+  TASK_DISPATCHER: bool.default(true),
+  /** Tasks one process runs at once, whatever the queues' rates. */
+  TASK_CONCURRENCY: int(100, 1, 10_000),
+  /** A claimed task's lease, renewed every third of it while it runs; a dead process's tasks run again after it. */
+  TASK_LEASE_SECONDS: int(30, 1, 3600),
+  /** Longest sleep of the dispatcher between rounds; bounds the delay when a wake-up NOTIFY is lost. */
+  TASK_POLL_MS: int(5000, 10, 300_000),
+  /** On stop, how long running tasks may finish before they are interrupted and handed back. */
+  TASK_STOP_WAIT_MS: int(5000, 0),
   DELIVERY_WORKER: bool.default(true),
   DELIVERY_LEASE_SECONDS: int(60, 1, 86_400),
   DELIVERY_BATCH: int(20, 1, 1000),

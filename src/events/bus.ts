@@ -8,6 +8,7 @@ import { EVENTS_CHANNEL } from '../db/sql/notifyEvent.js';
 export type EventTopic = 'queue' | 'task' | 'queueTasks' | 'job' | 'jobInstance' | 'notification' | 'trustedRoot';
 
 export interface EventBus {
+  /** Yields, per event of `topic` about `key`, the event's detail (task events carry the new status), else the key. */
   subscribe(topic: EventTopic, key: string): AsyncIterable<string>;
   /** Called for every event of a topic, whatever its key (workers use this to wake up). */
   onTopic(topic: EventTopic, handler: (key: string) => void): () => void;
@@ -18,7 +19,7 @@ export async function startEventBus(db: Database): Promise<EventBus> {
   const pubsub = createPubSub<Record<string, [string]>>();
   const topicHandlers = new Map<string, Set<(key: string) => void>>();
   const unlisten: Unlisten = await db.listen(EVENTS_CHANNEL, (raw) => {
-    let event: { topic?: unknown; key?: unknown; keys?: unknown };
+    let event: { topic?: unknown; key?: unknown; keys?: unknown; detail?: unknown };
     try {
       event = JSON.parse(raw) as typeof event;
     } catch {
@@ -27,8 +28,9 @@ export async function startEventBus(db: Database): Promise<EventBus> {
     if (typeof event.topic !== 'string') return;
     // One event names one key, or (batched by workers that change many rows at once, see notifyEventBatch) many.
     const keys = typeof event.key === 'string' ? [event.key] : Array.isArray(event.keys) ? event.keys.filter((k): k is string => typeof k === 'string') : [];
+    const detail = typeof event.detail === 'string' ? event.detail : undefined;
     for (const key of keys) {
-      pubsub.publish(`${event.topic}:${key}`, key);
+      pubsub.publish(`${event.topic}:${key}`, detail ?? key);
       for (const handler of topicHandlers.get(event.topic) ?? []) handler(key);
     }
   });

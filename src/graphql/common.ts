@@ -116,3 +116,16 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, prefix 
 export function dropNulls(input: object | null | undefined): Record<string, unknown> {
   return Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== null && v !== undefined));
 }
+
+/** GraphQL inputs carry explicit nulls at every depth; the rules treat absent and null alike. Values under `jsonKeys` are JSON and stay as given. */
+export function dropNullsDeepExcept(input: unknown, jsonKeys: ReadonlySet<string>): Record<string, unknown> {
+  const walk = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date) return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== null && v !== undefined)
+        .map(([k, v]) => [k, jsonKeys.has(k) ? v : walk(v)]),
+    );
+  };
+  return (walk(input ?? {}) ?? {}) as Record<string, unknown>;
+}

@@ -1,6 +1,6 @@
 import type { GraphQLContext } from './context.js';
 import { builder } from './builder.js';
-import { defineConnection, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
 
@@ -222,18 +222,8 @@ const UpdateJobInput = builder.inputType('UpdateJobInput', {
   }),
 });
 
-/** GraphQL inputs carry explicit nulls at every depth; the rules treat absent and null alike. JSON values stay. */
-function dropNullsDeep(input: unknown, jsonKeys = new Set(['headers', 'template'])): Record<string, unknown> {
-  const walk = (value: unknown): unknown => {
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date) return value;
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== null && v !== undefined)
-        .map(([k, v]) => [k, jsonKeys.has(k) ? v : walk(v)]),
-    );
-  };
-  return (walk(input ?? {}) ?? {}) as Record<string, unknown>;
-}
+const dropNullsDeep = (input: unknown) => dropNullsDeepExcept(input, SCHEDULER_JSON_KEYS);
+const SCHEDULER_JSON_KEYS = new Set(['headers', 'template']);
 
 builder.queryFields((t) => ({
   job: t.prismaField({

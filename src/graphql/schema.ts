@@ -2,6 +2,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { builder } from './builder.js';
 import './common.js';
 import './queues.js';
+import './tasks.js';
 import './identity.js';
 import './signatures.js';
 import './scheduler.js';

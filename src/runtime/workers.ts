@@ -2,12 +2,14 @@ import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import { createCronScheduler, executorWorker } from './cron-scheduler.js';
 import { createDeliveryWorker } from './delivery-worker.js';
+import { createTaskDispatcher } from './task-dispatcher.js';
 import type { Worker } from './types.js';
 
 /** The background workers of one process; each area that has one adds it here. */
 export function createWorkers(services: AppServices, log: Logger): Worker[] {
   const scheduler = services.config.SCHEDULER ? createCronScheduler(services, services.jobExecutor, log.child({ worker: 'cron-scheduler' })) : undefined;
   const workers: Worker[] = [...(scheduler ? [scheduler] : []), executorWorker(services.jobExecutor, scheduler)];
+  if (services.config.TASK_DISPATCHER) workers.push(createTaskDispatcher(services, log));
   if (services.config.DELIVERY_WORKER) workers.push(createDeliveryWorker(services, log));
   return workers;
 }

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import { sendOutbound } from '../http/outbound.js';
 import type { StoredTarget } from './scheduler-rules.js';
 
 // What a firing does: an HTTP request, or a task created in a queue. Each attempt answers an outcome instead of
@@ -39,48 +38,6 @@ export interface TaskCreator {
 
 const BODY_PREVIEW = 4096;
 
-// Keep-alive agents with a bounded pool per origin: 1,000 firings a second reuse sockets instead of opening them.
-// node:http is used rather than fetch because it costs far less CPU per request, which is what bounds lateness.
-const AGENT_OPTIONS = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256, scheduling: 'lifo' as const };
-const httpAgent = new http.Agent(AGENT_OPTIONS);
-const httpsAgent = new https.Agent(AGENT_OPTIONS);
-
-function request(target: Extract<StoredTarget, { kind: 'HTTP' }>, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(target.url);
-    const secure = url.protocol === 'https:';
-    // A method that carries a body always states its length (0 when the job has none): no chunked encoding, and
-    // headers and body leave in one write.
-    const bodyless = target.httpMethod === 'GET' || target.httpMethod === 'HEAD';
-    const usuallyBody = target.httpMethod === 'POST' || target.httpMethod === 'PUT' || target.httpMethod === 'PATCH';
-    const body = bodyless ? null : usuallyBody || target.body !== null ? Buffer.from(target.body ?? '') : null;
-    const req = (secure ? https : http).request(
-      url,
-      {
-        method: target.httpMethod,
-        agent: secure ? httpsAgent : httpAgent,
-        headers: { ...headers, ...(body && { 'content-length': String(body.length) }) },
-        signal,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size < BODY_PREVIEW) chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, BODY_PREVIEW) }));
-        res.on('error', reject);
-        res.on('close', () => {
-          if (!res.complete) reject(new Error('the connection closed before the response ended'));
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body ?? undefined);
-  });
-}
-
 export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }>, ctx: FiringContext, timeoutMs: number, signal: AbortSignal): Promise<AttemptOutcome> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
@@ -89,28 +46,17 @@ export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }
   headers['x-scheduler-schedule-time'] = ctx.scheduledTime.toISOString();
   headers['x-scheduler-attempt'] = String(ctx.attempt);
   headers['user-agent'] ??= 'public-services-gateway-scheduler';
-  // One timer and one listener per attempt, both released when it ends: AbortSignal.timeout/any would keep a
-  // 180 s timer and a dependent signal alive per firing, which at 1,000 firings a second starves the process.
-  const attempt = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    attempt.abort();
-  }, timeoutMs);
-  const onStop = () => attempt.abort();
-  signal.addEventListener('abort', onStop, { once: true });
-  try {
-    const res = await request(target, headers, attempt.signal);
-    const result = { httpStatus: res.status, body: res.body };
-    if (res.status >= 200 && res.status < 300) return { ok: true, result, retryable: false };
-    return { ok: false, result, error: `HTTP ${res.status} from ${target.url}`, retryable: true };
-  } catch (error) {
-    if (timedOut) return { ok: false, error: `no answer from ${target.url} within ${timeoutMs / 1000} s`, retryable: true };
-    if (signal.aborted) return { ok: false, error: 'interrupted: the gateway process shut down', retryable: false };
-    return { ok: false, error: `request to ${target.url} failed: ${(error as Error).message}`, retryable: true };
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onStop);
+  const outcome = await sendOutbound({ url: target.url, method: target.httpMethod, headers, body: target.body }, { timeoutMs, signal, bodyLimit: BODY_PREVIEW });
+  switch (outcome.kind) {
+    case 'answered': {
+      const result = { httpStatus: outcome.status, body: outcome.body };
+      if (outcome.status >= 200 && outcome.status < 300) return { ok: true, result, retryable: false };
+      return { ok: false, result, error: `HTTP ${outcome.status} from ${target.url}`, retryable: true };
+    }
+    case 'aborted':
+      return { ok: false, error: outcome.message, retryable: false };
+    default:
+      return { ok: false, error: outcome.message, retryable: true };
   }
 }
 

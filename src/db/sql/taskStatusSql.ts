@@ -1,0 +1,15 @@
+import { Prisma } from '../../generated/prisma/client.js';
+import { fromStatuses, type TaskAction } from '../../tasks/task-rules.js';
+
+/**
+ * `<column> IN ('READY', ...)`: the statuses `action` may start from (TASK_TRANSITIONS), inlined as literals because
+ * they are constants of the code and array parameters do not reach PGlite intact.
+ */
+export function statusAllows(column: string, action: TaskAction): Prisma.Sql {
+  return Prisma.raw(`${column} IN (${fromStatuses(action).map((s) => `'${s}'`).join(', ')})`);
+}
+
+/** `id IN ($1::uuid, ...)` for a list of task ids (never empty: callers return early). */
+export function idIn(column: string, ids: readonly string[]): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(column)} IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})`;
+}

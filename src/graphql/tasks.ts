@@ -1,0 +1,247 @@
+import type { ArgBuilder } from '@pothos/core';
+import type { GraphQLContext } from './context.js';
+import type { AppTypes } from './builder.js';
+import { builder } from './builder.js';
+import { defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { QueueRef } from './queues.js';
+import * as tasks from '../tasks/tasks.js';
+import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
+import { queueName } from '../queues/queue-rules.js';
+import { taskEventKey } from '../db/sql/taskEvents.js';
+
+const TaskStatus = builder.enumType('TaskStatus', {
+  description: 'Where a task stands; the transitions are listed in docs/decisions.md.',
+  values: {
+    BLOCKED: { description: 'Waiting for its dependencies to succeed or for its schedule time.' },
+    READY: { description: 'Runs as soon as its queue (OPEN, not paused) has a free slot of its rate.' },
+    RUNNING: { description: 'A gateway process is sending its request.' },
+    SUCCEEDED: { description: 'The target answered 2xx.' },
+    FAILED: { description: 'Every attempt failed; restartTask makes it READY again.' },
+    CANCELLED: { description: 'Cancelled before it ran.' },
+  },
+});
+
+const TaskOrderEnum = builder.enumType('TaskOrder', {
+  description: 'Order of a task list.',
+  values: {
+    NAME_ASC: { description: 'By name, A to Z (the default).' },
+    NAME_DESC: { description: 'By name, Z to A.' },
+    CREATE_TIME_ASC: { description: 'Oldest first.' },
+    CREATE_TIME_DESC: { description: 'Newest first.' },
+  },
+});
+
+const TaskTargetRef = builder.objectRef<TaskTarget>('TaskHttpTarget').implement({
+  description: 'The HTTP request that running the task sends.',
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'Absolute http:// or https:// URL.' }),
+    method: t.exposeString('method', { description: 'HTTP method (default POST).' }),
+    headers: t.field({ type: 'JSON', description: 'Request headers, an object of strings.', resolve: (x) => x.headers ?? {} }),
+    body: t.string({ nullable: true, description: 'Body sent as is; when absent, the payload is sent as JSON.', resolve: (x) => x.body ?? null }),
+    timeoutSeconds: t.int({ description: 'Deadline of one attempt.', resolve: (x) => x.timeoutSeconds ?? 30 }),
+  }),
+});
+
+const TaskResultRef = builder.objectRef<{ statusCode: number; body: string }>('TaskResult').implement({
+  description: "The last attempt's answer.",
+  fields: (t) => ({
+    statusCode: t.exposeInt('statusCode', { description: 'HTTP status code.' }),
+    body: t.exposeString('body', { description: 'The start of the answer (at most 4096 characters).' }),
+  }),
+});
+
+export const TaskRef = builder.prismaObject('Task', {
+  description: 'A task of a queue: running it sends its HTTP target.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Unique id, also sent as the X-Task-Id header.' }),
+    queueName: t.exposeString('queueName', { description: 'The queue it belongs to.' }),
+    queue: t.relation('queue', { description: 'The queue it belongs to.' }),
+    name: t.exposeString('name', { description: 'Unique within its queue.' }),
+    description: t.exposeString('description', { description: 'Free text.' }),
+    status: t.field({ type: TaskStatus, description: 'Where the task stands.', resolve: (x) => x.status }),
+    payload: t.expose('payload', { type: 'JSON', nullable: true, description: 'Data for the target; sent as the JSON body when the target has none.' }),
+    target: t.field({ type: TaskTargetRef, description: 'What running the task does.', resolve: (x) => x.target as TaskTarget }),
+    scheduleTime: t.expose('scheduleTime', { type: 'DateTime', nullable: true, description: 'Not started before this instant.' }),
+    dependsOn: t.exposeStringList('dependsOn', { description: 'Tasks of the same queue that must succeed first.' }),
+    attempts: t.exposeInt('attempts', { description: 'Attempts started so far.' }),
+    maxAttempts: t.exposeInt('maxAttempts', { description: 'After this many failed attempts the task is FAILED.' }),
+    minBackoffMs: t.exposeInt('minBackoffMs', { description: 'Wait after the first failed attempt; doubles after each further one.' }),
+    maxBackoffMs: t.exposeInt('maxBackoffMs', { description: 'Longest wait between attempts.' }),
+    lastError: t.exposeString('lastError', { nullable: true, description: 'Why the last attempt failed.' }),
+    result: t.field({
+      type: TaskResultRef,
+      nullable: true,
+      description: "The last attempt's answer, when there was one.",
+      resolve: (x) => (x.result ?? null) as { statusCode: number; body: string } | null,
+    }),
+    createTime: t.expose('createTime', { type: 'DateTime', description: 'When it was created.' }),
+    startTime: t.expose('startTime', { type: 'DateTime', nullable: true, description: 'When its last attempt started.' }),
+    finishTime: t.expose('finishTime', { type: 'DateTime', nullable: true, description: 'When it became SUCCEEDED, FAILED or CANCELLED.' }),
+    updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When it last changed.' }),
+  }),
+});
+
+const TaskConnection = defineConnection('Task', TaskRef, 'task');
+
+const TaskFilterInput = builder.inputType('TaskFilter', {
+  description: 'Conditions a task must meet; all given conditions apply.',
+  fields: (t) => ({
+    queueName: t.string({ description: 'Queue name equals this.' }),
+    name: t.string({ description: 'Name starts with this text.' }),
+    description: t.string({ description: 'Description contains this text, in any case.' }),
+    status: t.field({ type: TaskStatus, description: 'Status equals this.' }),
+  }),
+});
+
+const TaskTargetInput = builder.inputType('TaskHttpTargetInput', {
+  description: 'The HTTP request running the task sends.',
+  fields: (t) => ({
+    url: t.string({ required: true, description: 'Absolute http:// or https:// URL.' }),
+    method: t.string({ description: 'GET, POST (default), PUT, PATCH, DELETE, HEAD or OPTIONS.' }),
+    headers: t.field({ type: 'JSON', description: 'Request headers, an object of strings (X-Task-* are set by the gateway).' }),
+    body: t.string({ description: 'Body sent as is; when absent, the payload is sent as JSON.' }),
+    timeoutSeconds: t.int({ description: 'Deadline of one attempt, 1-1800 (default 30).' }),
+  }),
+});
+
+const CreateTaskInput = builder.inputType('CreateTaskInput', {
+  description: 'A new task.',
+  fields: (t) => ({
+    queueName: t.string({ required: true, description: 'An existing OPEN queue.' }),
+    name: t.string({ required: true, description: 'Unique within the queue.' }),
+    description: t.string({ description: 'Free text.' }),
+    payload: t.field({ type: 'JSON', description: 'Data for the target.' }),
+    target: t.field({ type: TaskTargetInput, required: true, description: 'What running the task does.' }),
+    scheduleTime: t.field({ type: 'DateTime', description: 'Not started before this instant.' }),
+    dependsOn: t.stringList({ description: 'Existing tasks of the same queue that must succeed first.' }),
+    maxAttempts: t.int({ description: 'Attempts before FAILED, 1-100 (default 5).' }),
+    minBackoffMs: t.int({ description: 'Wait after the first failed attempt (default 1000).' }),
+    maxBackoffMs: t.int({ description: 'Longest wait between attempts (default 300000).' }),
+  }),
+});
+
+const TasksSummaryRef = builder.objectRef<tasks.TasksSummary>('TasksSummary').implement({
+  description: 'How many tasks of a queue are in each status.',
+  fields: (t) => ({
+    queueName: t.exposeString('queueName', { description: 'The queue.' }),
+    total: t.exposeInt('total', { description: 'All its tasks.' }),
+    ...Object.fromEntries(
+      TASK_STATUSES.map((s) => [s.toLowerCase(), t.int({ description: `Tasks with status ${s}.`, resolve: (x) => x[s] })]),
+    ),
+  }),
+});
+
+const TaskStatusChangeRef = builder
+  .objectRef<{ queueName: string; name: string; status: TaskStatusName }>('TaskStatusChange')
+  .implement({
+    description: 'One status change of a task, in the order they happened.',
+    fields: (t) => ({
+      queueName: t.exposeString('queueName', { description: 'The queue.' }),
+      name: t.exposeString('name', { description: 'The task.' }),
+      status: t.field({ type: TaskStatus, description: 'The status the task moved to.', resolve: (x) => x.status }),
+      task: t.prismaField({
+        type: 'Task',
+        nullable: true,
+        description: 'The task as it is now (it may have moved on since); null once deleted.',
+        resolve: (query, x, _args, ctx) => ctx.db.task.findUnique({ ...query, where: { queueName_name: { queueName: x.queueName, name: x.name } } }),
+      }),
+    }),
+  });
+
+const TASK_JSON_KEYS = new Set(['headers', 'payload']);
+const keyArgs = (arg: ArgBuilder<AppTypes>) => ({
+  queueName: arg.string({ required: true, description: 'Queue name.' }),
+  name: arg.string({ required: true, description: 'Task name.' }),
+});
+
+async function taskPage(ctx: GraphQLContext, args: { filter?: object | null; orderBy?: string | null; first?: number | null; after?: string | null }, fixed: { queueName?: string } = {}) {
+  const filter = validate(taskFilter, { ...dropNulls(args.filter), ...fixed }, 'filter');
+  return toConnection(await tasks.findTasks(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as tasks.TaskOrder, windowFromArgs(ctx, args)));
+}
+
+builder.objectField(QueueRef, 'tasks', (t) =>
+  t.field({
+    type: TaskConnection,
+    description: "The queue's tasks matching a filter, ordered (by name unless told otherwise), a page at a time.",
+    args: {
+      filter: t.arg({ type: TaskFilterInput, description: 'Conditions on the tasks (queueName is this queue).' }),
+      orderBy: t.arg({ type: TaskOrderEnum, description: 'Order (default NAME_ASC).' }),
+      ...pageArgs(t.arg),
+    },
+    resolve: (queue, args, ctx) => taskPage(ctx, args, { queueName: queue.name }),
+  }),
+);
+
+builder.queryFields((t) => ({
+  task: t.prismaField({
+    type: 'Task',
+    extensions: { scope: 'tasks:read' },
+    description: 'One task by queue and name.',
+    args: keyArgs(t.arg),
+    resolve: (_query, _root, args, ctx) => tasks.getTask(ctx.db, validate(taskKey, args)),
+  }),
+  tasks: t.field({
+    type: TaskConnection,
+    extensions: { scope: 'tasks:read' },
+    description: 'Tasks matching a filter (queue, name prefix, description text, status), ordered, a page at a time.',
+    args: {
+      filter: t.arg({ type: TaskFilterInput, description: 'Conditions on the tasks.' }),
+      orderBy: t.arg({ type: TaskOrderEnum, description: 'Order (default NAME_ASC).' }),
+      ...pageArgs(t.arg),
+    },
+    resolve: (_root, args, ctx) => taskPage(ctx, args),
+  }),
+  tasksSummary: t.field({
+    type: TasksSummaryRef,
+    extensions: { scope: 'tasks:read' },
+    description: "The count of every status of a queue's tasks, zeros included.",
+    args: { queueName: t.arg.string({ required: true, description: 'Queue name.' }) },
+    resolve: (_root, args, ctx) => tasks.tasksSummary(ctx.db, validate(queueName, args.queueName, 'queueName')),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createTask: t.prismaField({
+    type: 'Task',
+    extensions: { scope: 'tasks:write' },
+    description: 'Creates a task: READY, or BLOCKED until its dependencies succeed and its schedule time comes. Refused when the queue is missing or CLOSE.',
+    args: { input: t.arg({ type: CreateTaskInput, required: true, description: 'The task.' }) },
+    resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input')),
+  }),
+  cancelTask: t.prismaField({
+    type: 'Task',
+    extensions: { scope: 'tasks:write' },
+    description: 'Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.',
+    args: keyArgs(t.arg),
+    resolve: (_q, _r, args, ctx) => tasks.cancelTask(ctx.db, validate(taskKey, args)),
+  }),
+  restartTask: t.prismaField({
+    type: 'Task',
+    extensions: { scope: 'tasks:write' },
+    description: 'Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.',
+    args: keyArgs(t.arg),
+    resolve: (_q, _r, args, ctx) => tasks.restartTask(ctx.db, validate(taskKey, args)),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  taskStatusChanged: t.field({
+    type: TaskStatusChangeRef,
+    extensions: { scope: 'tasks:read' },
+    description: 'Every status change of one task, in order, made by any gateway process (READY, RUNNING, SUCCEEDED, ...).',
+    args: keyArgs(t.arg),
+    subscribe: (_root, args, ctx) => {
+      const key = validate(taskKey, args);
+      return ctx.bus.subscribe('task', taskEventKey(key.queueName, key.name));
+    },
+    resolve: (status, args) => ({ queueName: args.queueName, name: args.name, status: status as unknown as TaskStatusName }),
+  }),
+  tasksSummaryChanged: t.field({
+    type: TasksSummaryRef,
+    extensions: { scope: 'tasks:read' },
+    description: "The queue's task counts each time one of its tasks changes, in any gateway process.",
+    args: { queueName: t.arg.string({ required: true, description: 'Queue name.' }) },
+    subscribe: (_root, args, ctx) => ctx.bus.subscribe('queueTasks', validate(queueName, args.queueName, 'queueName')),
+    resolve: (_key, args, ctx) => tasks.tasksSummary(ctx.db, args.queueName),
+  }),
+}));

@@ -1,0 +1,156 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { claimTasks, type ClaimedTask } from '../db/sql/claimTasks.js';
+import { dispatchableQueues } from '../db/sql/dispatchableQueues.js';
+import { settleTask } from '../db/sql/settleTask.js';
+import { handBackTasks, renewTaskLeases } from '../db/sql/taskLeases.js';
+import { unblockTasks } from '../db/sql/unblockTasks.js';
+import type { AppServices } from '../graphql/context.js';
+import type { Logger } from '../log.js';
+import { runTaskAttempt } from '../tasks/run-task.js';
+import type { Worker } from './types.js';
+
+// The task dispatcher of one process: unblock due tasks -> find queues with runnable tasks -> claim within each
+// queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task without waiting -> settle while still
+// holding its lease. It sleeps until a NOTIFY (a task or queue changed in any process), a local completion, or the
+// next due instant wakes it; TASK_POLL_MS only bounds that sleep in case a wake-up is lost.
+
+const MAX_FAILURES_IN_A_ROW = 30;
+
+export function createTaskDispatcher(services: AppServices, log: Logger): Worker {
+  const { db, config, bus } = services;
+  const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const logger = log.child({ worker: 'task-dispatcher', workerId });
+  const inflight = new Map<string, Promise<void>>();
+  /** Claimed tasks whose attempt did not settle (interrupted, or the database failed); handed back on stop. */
+  const unsettled = new Set<string>();
+  const interrupt = new AbortController();
+  let stopping = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let nudged = false;
+  let renewTimer: NodeJS.Timeout | undefined;
+  const unsubscribers: (() => void)[] = [];
+
+  const nudge = () => {
+    nudged = true;
+    wake?.();
+  };
+
+  function sleep(ms: number): Promise<void> {
+    if (nudged || stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function runClaimed(task: ClaimedTask): Promise<void> {
+    unsettled.add(task.id);
+    try {
+      const settlement = await runTaskAttempt(task, interrupt.signal);
+      if (!settlement) return;
+      const kept = await settleTask(db, task.id, workerId, settlement);
+      unsettled.delete(task.id);
+      if (!kept) logger.warn({ task: `${task.queueName}/${task.name}` }, 'lease lost before settling; the task was reclaimed elsewhere');
+      else if (settlement.action !== 'succeed') logger.info({ task: `${task.queueName}/${task.name}`, attempt: task.attempts, error: settlement.lastError }, `task attempt failed (${settlement.action})`);
+    } catch (error) {
+      logger.error({ err: error, task: `${task.queueName}/${task.name}` }, 'settling a task failed; it is handed back on stop or reclaimed when its lease expires');
+    }
+  }
+
+  function start(task: ClaimedTask): void {
+    const run = runClaimed(task).finally(() => {
+      inflight.delete(task.id);
+      nudge();
+    });
+    inflight.set(task.id, run);
+  }
+
+  /** One round; answers when something next becomes due. */
+  async function dispatchOnce(): Promise<Date | null> {
+    await unblockTasks(db);
+    const { queues, nextDueAt } = await dispatchableQueues(db);
+    for (const queue of queues) {
+      const free = config.TASK_CONCURRENCY - inflight.size;
+      if (free <= 0 || stopping) break;
+      const claimed = await claimTasks(db, queue, workerId, free, config.TASK_LEASE_SECONDS);
+      for (const task of claimed) {
+        if (task.status === 'RUNNING') start(task);
+        else logger.warn({ task: `${task.queueName}/${task.name}`, attempts: task.attempts }, 'task FAILED: the lease of its last attempt expired');
+      }
+    }
+    return nextDueAt;
+  }
+
+  async function run(): Promise<void> {
+    let failures = 0;
+    while (!stopping) {
+      nudged = false;
+      let nextDueAt: Date | null = null;
+      try {
+        nextDueAt = await dispatchOnce();
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        logger.error({ err: error, failures }, 'task dispatch round failed');
+        if (failures >= MAX_FAILURES_IN_A_ROW) {
+          logger.fatal({ failures }, 'task dispatcher stopped after repeated failures');
+          return;
+        }
+      }
+      const untilDue = nextDueAt ? nextDueAt.getTime() - Date.now() + 5 : Infinity;
+      await sleep(failures > 0 ? Math.min(config.TASK_POLL_MS * 2 ** failures, 30_000) : Math.min(config.TASK_POLL_MS, untilDue));
+    }
+  }
+
+  async function renewLeases(): Promise<void> {
+    const ids = [...inflight.keys()];
+    try {
+      const held = await renewTaskLeases(db, ids, workerId, config.TASK_LEASE_SECONDS);
+      if (held < ids.length) logger.warn({ running: ids.length, held }, 'some task leases were lost; those tasks may run again elsewhere');
+    } catch (error) {
+      logger.error({ err: error }, 'renewing task leases failed');
+    }
+  }
+
+  return {
+    name: 'task-dispatcher',
+    start() {
+      if (loop) return;
+      unsubscribers.push(bus.onTopic('queueTasks', nudge), bus.onTopic('queue', nudge));
+      renewTimer = setInterval(() => void renewLeases(), Math.max(200, (config.TASK_LEASE_SECONDS * 1000) / 3));
+      renewTimer.unref();
+      loop = run();
+    },
+    async stop() {
+      stopping = true;
+      for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
+      wake?.();
+      await loop;
+      // Running attempts may finish within TASK_STOP_WAIT_MS; the rest are interrupted and handed back.
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        Promise.all(inflight.values()).then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.TASK_STOP_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!waited) {
+        interrupt.abort();
+        await Promise.all(inflight.values());
+      }
+      clearInterval(renewTimer);
+      const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {
+        logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again');
+        return 0;
+      });
+      if (handed) logger.info({ handed }, 'running tasks handed back for another process');
+    },
+    nudge,
+  };
+}

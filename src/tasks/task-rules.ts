@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { ConflictError } from '../errors.js';
+import { queueName } from '../queues/queue-rules.js';
+
+// Every rule about what a task may hold and how its status may change; the GraphQL and JSON-RPC edges validate
+// with these schemas and every SQL statement that moves a task takes its `from` statuses from TASK_TRANSITIONS.
+
+export const TASK_STATUSES = ['BLOCKED', 'READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type TaskStatusName = (typeof TASK_STATUSES)[number];
+
+/** Who moves a task, from which statuses, to which. docs/decisions.md carries the same table (a test compares them). */
+export const TASK_TRANSITIONS = {
+  create: { by: 'createTask', from: [], to: ['BLOCKED', 'READY'] },
+  unblock: { by: 'dispatcher: dependencies SUCCEEDED and scheduleTime reached', from: ['BLOCKED'], to: ['READY'] },
+  claim: { by: 'dispatcher: a slot of the queue rate is free, queue OPEN and not paused', from: ['READY'], to: ['RUNNING'] },
+  reclaim: { by: 'dispatcher: the lease of the process running it expired', from: ['RUNNING'], to: ['RUNNING', 'FAILED'] },
+  succeed: { by: 'dispatcher: the target answered 2xx', from: ['RUNNING'], to: ['SUCCEEDED'] },
+  retry: { by: 'dispatcher: the attempt failed and attempts remain (after backoff)', from: ['RUNNING'], to: ['READY'] },
+  fail: { by: 'dispatcher: the attempt failed and maxAttempts are spent', from: ['RUNNING'], to: ['FAILED'] },
+  handBack: { by: 'dispatcher: its process stops gracefully mid-attempt (the attempt is not counted)', from: ['RUNNING'], to: ['READY'] },
+  cancel: { by: 'cancelTask', from: ['READY', 'BLOCKED'], to: ['CANCELLED'] },
+  restart: { by: 'restartTask (attempts reset to 0)', from: ['FAILED'], to: ['READY'] },
+} as const satisfies Record<string, { by: string; from: readonly TaskStatusName[]; to: readonly TaskStatusName[] }>;
+
+export type TaskAction = keyof typeof TASK_TRANSITIONS;
+
+/** The statuses an action may start from, as the SQL statements take them. */
+export function fromStatuses(action: TaskAction): TaskStatusName[] {
+  return [...TASK_TRANSITIONS[action].from];
+}
+
+/** Refuses, with a clear CONFLICT, an action the task's current status does not allow. */
+export function assertTransition(action: TaskAction, task: { queueName: string; name: string; status: TaskStatusName }): void {
+  const allowed: readonly TaskStatusName[] = TASK_TRANSITIONS[action].from;
+  if (!allowed.includes(task.status)) {
+    throw new ConflictError(
+      `task "${task.name}" of queue "${task.queueName}" is ${task.status}; ${TASK_TRANSITIONS[action].by} accepts only ${allowed.join(' or ')} tasks`,
+      { status: task.status, allowed },
+    );
+  }
+}
+
+export const taskName = z
+  .string({ message: 'must be a string' })
+  .regex(/^[A-Za-z0-9_.-]{1,256}$/, 'must be 1-256 characters of letters, digits, "_", "-" or "."');
+export const taskStatus = z.enum(TASK_STATUSES, { message: `must be one of ${TASK_STATUSES.join(', ')}` });
+
+/** Size of the answer kept in `result.body`. */
+export const RESULT_BODY_LIMIT = 4096;
+
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, 'must be an HTTP header name');
+/** Set by the dispatcher on every attempt; a target may not override them. */
+export const RESERVED_HEADERS = ['x-task-queue', 'x-task-name', 'x-task-id', 'x-task-attempt', 'content-length', 'host'];
+
+export const taskTarget = z.strictObject(
+  {
+    url: z
+      .string({ message: 'must be a string' })
+      .max(2048, 'at most 2048 characters')
+      .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'must be an absolute http:// or https:// URL'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'], { message: 'must be GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS' }).default('POST'),
+    headers: z
+      .record(headerName, z.string({ message: 'must be a string' }).max(8192), { message: 'must be an object of header names to strings' })
+      .refine((h) => Object.keys(h).every((k) => !RESERVED_HEADERS.includes(k.toLowerCase())), `may not set ${RESERVED_HEADERS.join(', ')}`)
+      .default({}),
+    /** Sent as is; when absent the task's payload is sent as JSON (methods that carry a body). */
+    body: z.string({ message: 'must be a string' }).max(1_048_576, 'at most 1 MiB').optional(),
+    timeoutSeconds: z.number({ message: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(1800, 'must be at most 1800').default(30),
+  },
+  { message: 'must be an object {url, method?, headers?, body?, timeoutSeconds?}' },
+);
+export type TaskTarget = z.output<typeof taskTarget>;
+
+const backoffMs = z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(86_400_000, 'must be at most 86400000 (one day)');
+
+export const createTaskInput = z
+  .strictObject({
+    queueName,
+    name: taskName,
+    description: z.string({ message: 'must be a string' }).max(1024, 'at most 1024 characters').optional(),
+    payload: z.unknown().optional(),
+    target: taskTarget,
+    scheduleTime: z.coerce.date({ message: 'must be an ISO 8601 date-time' }).optional(),
+    dependsOn: z.array(taskName, { message: 'must be an array of task names' }).max(100, 'at most 100 tasks').optional(),
+    maxAttempts: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
+    minBackoffMs: backoffMs.optional(),
+    maxBackoffMs: backoffMs.optional(),
+  })
+  .refine((t) => (t.minBackoffMs ?? 1000) <= (t.maxBackoffMs ?? 300_000), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
+  .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] });
+export type CreateTaskInput = z.output<typeof createTaskInput>;
+
+export const taskKey = z.strictObject({ queueName, name: taskName });
+export type TaskKey = z.output<typeof taskKey>;
+
+export const taskFilter = z.strictObject({
+  queueName: queueName.optional(),
+  /** Name starts with this text. */
+  name: z.string({ message: 'must be a string' }).max(256).optional(),
+  /** Description contains this text, any case. */
+  description: z.string({ message: 'must be a string' }).max(1024).optional(),
+  status: taskStatus.optional(),
+});
+export type TaskFilter = z.output<typeof taskFilter>;
+
+/** Backoff after the attempt-th failure: min * 2^(attempt-1), capped at max (Cloud Tasks' doubling). */
+export function backoffAfter(attempt: number, minMs: number, maxMs: number): number {
+  return Math.min(maxMs, minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+}

@@ -1,0 +1,131 @@
+import type { PrismaClient, Prisma, Task } from '../generated/prisma/client.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { translateWriteErrors } from '../db/errors.js';
+import { notifyTaskChange } from '../db/sql/taskEvents.js';
+import type { QueueDeleteGuard } from '../queues/queues.js';
+import type { Page, Window } from '../pagination.js';
+import { assertTransition, fromStatuses, TASK_STATUSES, type CreateTaskInput, type TaskAction, type TaskFilter, type TaskKey, type TaskStatusName } from './task-rules.js';
+
+// The tasks area over Prisma. Inputs are already validated by the edge (task-rules.ts); status changes made here
+// (create, cancel, restart) and by the dispatcher (src/db/sql/*Task*.ts) all take their rules from TASK_TRANSITIONS.
+
+export type { Task };
+export type TaskOrder = 'NAME_ASC' | 'NAME_DESC' | 'CREATE_TIME_ASC' | 'CREATE_TIME_DESC';
+export type TasksSummary = { queueName: string; total: number } & Record<TaskStatusName, number>;
+
+const ORDER: Record<TaskOrder, Prisma.TaskOrderByWithRelationInput[]> = {
+  NAME_ASC: [{ name: 'asc' }, { queueName: 'asc' }],
+  NAME_DESC: [{ name: 'desc' }, { queueName: 'asc' }],
+  CREATE_TIME_ASC: [{ createTime: 'asc' }, { name: 'asc' }],
+  CREATE_TIME_DESC: [{ createTime: 'desc' }, { name: 'asc' }],
+};
+
+const describe = (key: TaskKey) => `task "${key.name}" of queue "${key.queueName}"`;
+
+export async function createTask(db: PrismaClient, input: CreateTaskInput): Promise<Task> {
+  return translateWriteErrors(describe(input), () =>
+    db.$transaction(async (tx) => {
+      // FOR SHARE: a concurrent closeQueue or deleteQueue waits for this task, or this task sees the queue closed.
+      const [queue] = await tx.$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM "Queue" WHERE name = ${input.queueName} FOR SHARE`;
+      if (!queue) throw new NotFoundError(`queue "${input.queueName}" not found`);
+      if (queue.status !== 'OPEN') throw new ConflictError(`queue "${input.queueName}" is ${queue.status}; it accepts no new tasks until openQueue`, { queueStatus: queue.status });
+      const dependsOn = [...new Set(input.dependsOn ?? [])];
+      const deps = dependsOn.length
+        ? await tx.task.findMany({ where: { queueName: input.queueName, name: { in: dependsOn } }, select: { name: true, status: true } })
+        : [];
+      const missing = dependsOn.filter((name) => !deps.some((d) => d.name === name));
+      if (missing.length) {
+        // Dependencies must exist first: a typo fails now instead of blocking forever, and no cycle can form.
+        throw new ValidationError([{ field: 'dependsOn', message: `no task ${missing.map((m) => `"${m}"`).join(', ')} in queue "${input.queueName}"` }]);
+      }
+      const now = new Date();
+      const waiting = deps.some((d) => d.status !== 'SUCCEEDED') || (input.scheduleTime !== undefined && input.scheduleTime > now);
+      const task = await tx.task.create({
+        data: {
+          queueName: input.queueName,
+          name: input.name,
+          description: input.description ?? '',
+          status: waiting ? 'BLOCKED' : 'READY',
+          ...(input.payload !== undefined && { payload: input.payload as Prisma.InputJsonValue }),
+          target: input.target as Prisma.InputJsonValue,
+          scheduleTime: input.scheduleTime ?? null,
+          dependsOn,
+          ...(input.maxAttempts !== undefined && { maxAttempts: input.maxAttempts }),
+          ...(input.minBackoffMs !== undefined && { minBackoffMs: input.minBackoffMs }),
+          ...(input.maxBackoffMs !== undefined && { maxBackoffMs: input.maxBackoffMs }),
+          availableAt: input.scheduleTime && input.scheduleTime > now ? input.scheduleTime : now,
+          createTime: now,
+          updateTime: now,
+        },
+      });
+      await notifyTaskChange(tx, task);
+      return task;
+    }),
+  );
+}
+
+export async function getTask(db: PrismaClient, key: TaskKey): Promise<Task> {
+  const task = await db.task.findUnique({ where: { queueName_name: key } });
+  if (!task) throw new NotFoundError(`${describe(key)} not found`);
+  return task;
+}
+
+export function taskWhere(filter: TaskFilter): Prisma.TaskWhereInput {
+  return {
+    ...(filter.queueName !== undefined && { queueName: filter.queueName }),
+    ...(filter.name !== undefined && { name: { startsWith: filter.name } }),
+    ...(filter.description !== undefined && { description: { contains: filter.description, mode: 'insensitive' } }),
+    ...(filter.status !== undefined && { status: filter.status }),
+  };
+}
+
+export async function findTasks(db: PrismaClient, filter: TaskFilter, order: TaskOrder, window: Window): Promise<Page<Task>> {
+  const where = taskWhere(filter);
+  const [items, totalCount] = await Promise.all([
+    db.task.findMany({ where, orderBy: ORDER[order], skip: window.skip, take: window.take }),
+    db.task.count({ where }),
+  ]);
+  return { items, totalCount, ...window };
+}
+
+/** The count of every status of a queue's tasks, zeros included. */
+export async function tasksSummary(db: PrismaClient, queueName: string): Promise<TasksSummary> {
+  const queue = await db.queue.findUnique({ where: { name: queueName }, select: { name: true } });
+  if (!queue) throw new NotFoundError(`queue "${queueName}" not found`);
+  const groups = await db.task.groupBy({ by: ['status'], where: { queueName }, _count: { _all: true } });
+  const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, groups.find((g) => g.status === s)?._count._all ?? 0])) as Record<TaskStatusName, number>;
+  return { queueName, total: Object.values(counts).reduce((a, b) => a + b, 0), ...counts };
+}
+
+/** Moves one task by `action` if its status allows, else a CONFLICT naming the status; nothing changes on refusal. */
+async function transition(db: PrismaClient, action: Extract<TaskAction, 'cancel' | 'restart'>, key: TaskKey, data: Prisma.TaskUpdateManyMutationInput): Promise<Task> {
+  return db.$transaction(async (tx) => {
+    const now = new Date();
+    const moved = await tx.task.updateMany({
+      where: { queueName: key.queueName, name: key.name, status: { in: fromStatuses(action) } },
+      data: { ...data, updateTime: now },
+    });
+    const task = await tx.task.findUnique({ where: { queueName_name: key } });
+    if (!task) throw new NotFoundError(`${describe(key)} not found`);
+    if (moved.count === 0) {
+      assertTransition(action, task);
+      throw new ConflictError(`${describe(key)} changed while ${action} ran; read it and try again`);
+    }
+    await notifyTaskChange(tx, task);
+    return task;
+  });
+}
+
+export function cancelTask(db: PrismaClient, key: TaskKey): Promise<Task> {
+  return transition(db, 'cancel', key, { status: 'CANCELLED', finishTime: new Date() });
+}
+
+export function restartTask(db: PrismaClient, key: TaskKey): Promise<Task> {
+  return transition(db, 'restart', key, { status: 'READY', attempts: 0, availableAt: new Date(), startTime: null, finishTime: null });
+}
+
+/** deleteQueue takes the queue's tasks with it, but never while one of them runs somewhere. */
+export const refuseDeleteWhileRunning: QueueDeleteGuard = async (tx, queueName) => {
+  const running = await tx.task.count({ where: { queueName, status: 'RUNNING' } });
+  if (running > 0) throw new ConflictError(`queue "${queueName}" has ${running} RUNNING task(s); pause it and delete it once they finish`, { running });
+};

@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
+
+// A gateway as its own OS process (`tsx src/main.ts serve`), for the tests that need several processes on one
+// database or a process killed with SIGKILL.
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = resolve(ROOT, 'node_modules/.bin');
+
+export interface GatewayProcess {
+  proc: ChildProcess;
+  /** Resolves with the base URL once the gateway logged that it listens. */
+  url: Promise<string>;
+  /** SIGTERM, then up to 10 s for it to exit. */
+  stop(): Promise<void>;
+}
+
+export function startGatewayProcess(env: Record<string, string>): GatewayProcess {
+  const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  const url = new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg?.startsWith('gateway listening') && entry.url) {
+          clearTimeout(timer);
+          resolveUrl(entry.url);
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited early (${code ?? signal}): ${stderr}`));
+    });
+  });
+  url.catch(() => undefined);
+  return {
+    proc,
+    url,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    },
+  };
+}
