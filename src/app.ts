@@ -222,7 +222,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   for (const worker of workers) worker.start();
-  log.info({ url, database: database.kind, auth: config.AUTH }, `gateway listening; GraphiQL at ${url}/graphql`);
+  log.info({ url, pid: process.pid, database: database.kind, auth: config.AUTH }, `gateway listening; GraphiQL at ${url}/graphql`);
   if (config.AUTH === 'off') {
     log.warn({ host: config.HOST }, 'authentication is OFF (AUTH=off): every request is served without an API key; allowed on loopback only');
   }

@@ -1,52 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { post } from './helpers/gateway.js';
+import { startGatewayProcess, type GatewayProcess } from './helpers/process.js';
 import { startSink, type Sink } from './channels/sink.js';
 import { waitFor } from './helpers/notification-peers.js';
 
 // A gateway is SIGKILLed in the middle of a delivery batch; a second process takes over once the leases run out.
 // Nothing accepted is lost: every record ends DELIVERED, and every webhook was called at least once.
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = resolve(ROOT, 'node_modules/.bin');
-
-interface Child {
-  proc: ChildProcess;
-  url: Promise<string>;
-}
-
-function startGatewayProcess(env: Record<string, string>): Child {
-  const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const url = new Promise<string>((resolveUrl, reject) => {
-    const lines = createInterface({ input: proc.stdout! });
-    lines.on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg?.startsWith('gateway listening') && entry.url) resolveUrl(entry.url);
-      } catch {
-        /* not a log line */
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`gateway exited early with ${code}`)));
-  });
-  proc.stderr!.resume();
-  return { proc, url };
-}
-
 describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', () => {
   let db: FreshDatabase | undefined;
   let sink: Sink | undefined;
-  const children: ChildProcess[] = [];
+  const children: GatewayProcess[] = [];
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     await sink?.close();
     await db?.drop();
   });
@@ -58,7 +26,7 @@ describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', ()
     const env = { ...db.env, DELIVERY_BATCH: '10', DELIVERY_LEASE_SECONDS: '2', DELIVERY_POLL_MS: '100' };
 
     const first = startGatewayProcess(env);
-    children.push(first.proc);
+    children.push(first);
     const url = await first.url;
     const total = 50;
     for (let i = 0; i < total; i++) {
@@ -66,8 +34,10 @@ describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', ()
       expect(answer.status).toBe(200);
     }
     await waitFor(async () => sink!.requests.length >= 12, 20_000, 20); // the second batch is in flight
-    first.proc.kill('SIGKILL');
-    await new Promise((r) => first.proc.once('exit', r));
+    // The gateway itself, not the tsx launcher around it.
+    const exited = new Promise((r) => first.proc.once('exit', r));
+    process.kill(first.gatewayPid!, 'SIGKILL');
+    await exited;
 
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
@@ -78,7 +48,7 @@ describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', ()
       expect(midway.SENDING ?? 0).toBeGreaterThan(0); // killed with leases held
 
       const second = startGatewayProcess(env);
-      children.push(second.proc);
+      children.push(second);
       await second.url;
       const final = await waitFor(async () => {
         const c = await counts();
@@ -89,8 +59,7 @@ describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', ()
       for (let i = 0; i < total; i++) expect(called.has(`/n/${i}`), `/n/${i}`).toBe(true);
       // At-least-once: only the units in flight at the kill may have been called twice.
       expect(sink.requests.length - total).toBeLessThanOrEqual(10);
-      second.proc.kill('SIGTERM');
-      await new Promise((r) => second.proc.once('exit', r));
+      await second.stop();
     } finally {
       await client.end();
     }

@@ -1,75 +1,36 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { rpc } from './helpers/gateway.js';
+import { startGatewayProcess, type GatewayProcess } from './helpers/process.js';
 import { sleep, startSink, type Sink } from './helpers/sink.js';
 
 // Exactly once across processes: two gateway processes share one PostgreSQL database; a job firing every second
 // for 10 seconds yields 10 (+-1) instances and never two for the same scheduled time.
 
-const ROOT = resolve(import.meta.dirname, '..');
-const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
-
-interface Child {
-  proc: ChildProcess;
-  url: string;
-}
-
-async function startChild(env: Record<string, string>): Promise<Child> {
-  const proc = spawn(TSX, ['src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', AUTH: 'off', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
-    let stderr = '';
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.once('exit', (code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg?.startsWith('gateway listening') && entry.url) {
-          clearTimeout(timer);
-          resolveUrl(entry.url);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return { proc, url };
-}
-
-async function stopChild(child: Child | undefined): Promise<void> {
-  if (!child || child.proc.exitCode !== null) return;
-  const exited = new Promise((r) => child.proc.once('exit', r));
-  child.proc.kill('SIGTERM');
-  await Promise.race([exited, sleep(10_000)]);
-}
-
 describe('job scheduler across two gateway processes on postgres', () => {
   let db: FreshDatabase;
   let sink: Sink;
-  const children: Child[] = [];
+  const children: GatewayProcess[] = [];
+  const urls: string[] = [];
 
   beforeAll(async () => {
     sink = await startSink();
     db = await freshDatabase('postgres');
     // One after the other: the first applies the migrations.
-    children.push(await startChild(db.env));
-    children.push(await startChild(db.env));
+    for (let i = 0; i < 2; i++) {
+      const child = startGatewayProcess({ ...db.env, LOG_LEVEL: 'info', GRAPHIQL: 'on' });
+      children.push(child);
+      urls.push(await child.url);
+    }
   }, 90_000);
   afterAll(async () => {
-    await Promise.all(children.map(stopChild));
+    await Promise.all(children.map((c) => c.stop()));
     await sink?.close();
     await db?.drop();
   }, 30_000);
 
   it('a job every second fires 10 (+-1) times in 10 s and never twice for one scheduled time', async () => {
-    const [a, b] = children as [Child, Child];
+    const [a, b] = urls.map((url) => ({ url })) as [{ url: string }, { url: string }];
     const created = await rpc(a.url, 'create', { name: 'every.second', schedule: '* * * * * *', target: { http: { url: `${sink.url}/tick` } } });
     expect(created.body.result?.status, JSON.stringify(created.body)).toBe('ENABLED');
     for (let i = 0; i < 20; i++) {
@@ -101,7 +62,7 @@ describe('job scheduler across two gateway processes on postgres', () => {
     expect(keys.length).toBeGreaterThanOrEqual(20 * 9);
     expect(keys.length).toBeLessThanOrEqual(20 * 11);
     // Both processes see the same job state.
-    const byProcess = await Promise.all(children.map((c) => rpc(c.url, 'get', { name: 'every.second' })));
+    const byProcess = await Promise.all(urls.map((u) => rpc(u, 'get', { name: 'every.second' })));
     expect(byProcess.every((r) => r.body.result.status === 'PAUSED')).toBe(true);
   }, 60_000);
 });

@@ -163,18 +163,28 @@ describe.each(DATABASES)('job scheduler on %s', (kind) => {
     expect(Date.parse(failed.finishTime) - Date.parse(failed.startTime)).toBeLessThan(1900);
   });
 
-  it('a task target needs an existing queue; with no TaskCreator bound the instance FAILS clearly', async () => {
+  it('a task target needs an existing queue; each firing creates a task there and succeeds when the task does', async () => {
     const missing = await rpc(url, 'create', { name: 'to.task', schedule: YEARLY, target: { task: { queue: 'no-such-queue', template: { x: 1 } } } });
     expect(missing.body.error).toMatchObject({ code: NOT_FOUND, message: expect.stringContaining('queue "no-such-queue" not found') });
     expect((await rpc(url, 'get', { name: 'to.task' })).body.error.code).toBe(NOT_FOUND);
     await rpc(url, 'createQueue', { name: 'jobs-q' });
-    const ok = await rpc(url, 'create', { name: 'to.task', schedule: YEARLY, target: { task: { queue: 'jobs-q', template: { payload: { a: 1 } } } } });
-    expect(ok.body.result.target).toEqual({ kind: 'TASK', http: null, task: { queue: 'jobs-q', template: { payload: { a: 1 } } } });
+    // A template the tasks area refuses: the instance FAILS and says why.
+    const broken = await rpc(url, 'create', { name: 'to.task.bad', schedule: YEARLY, target: { task: { queue: 'jobs-q', template: { payload: { a: 1 } } } } });
+    expect(broken.body.result.target).toEqual({ kind: 'TASK', http: null, task: { queue: 'jobs-q', template: { payload: { a: 1 } } } });
+    const badRun = await rpc(url, 'run', { name: 'to.task.bad' });
+    const failed = await eventually(async () => (await rpc(url, 'searchJobInstance', { jobName: 'to.task.bad', status: 'FAILED' })).body.result[0]);
+    expect(failed).toMatchObject({ id: badRun.body.result.id, error: expect.stringContaining('template.target') });
+
+    const template = { payload: { a: 1 }, target: { url: `${sink.url}/from-task` } };
+    await rpc(url, 'create', { name: 'to.task', schedule: YEARLY, target: { task: { queue: 'jobs-q', template } } });
     const run = await rpc(url, 'run', { name: 'to.task' });
-    const failed = await eventually(async () => (await rpc(url, 'searchJobInstance', { jobName: 'to.task', status: 'FAILED' })).body.result[0]);
-    expect(failed).toMatchObject({ id: run.body.result.id, error: expect.stringContaining('no task creator is bound') });
+    const done = await eventually(async () => (await rpc(url, 'searchJobInstance', { jobName: 'to.task', status: 'SUCCEEDED' })).body.result[0]);
+    const taskName = `to.task.${run.body.result.id}`;
+    expect(done).toMatchObject({ id: run.body.result.id, result: { taskId: expect.any(String), detail: { queueName: 'jobs-q', name: taskName, status: 'SUCCEEDED' } } });
+    expect((await rpc(url, 'getTask', { queueName: 'jobs-q', name: taskName })).body.result).toMatchObject({ status: 'SUCCEEDED', payload: { a: 1 } });
+    expect(sink.hits.filter((h) => h.path === '/from-task').map((h) => h.body)).toEqual(['{"a":1}']);
     const search = await rpc(url, 'search', { targetKind: 'TASK', queue: 'jobs-q' });
-    expect(search.body).toMatchObject({ rowsCount: 1, result: [{ name: 'to.task' }] });
+    expect(search.body).toMatchObject({ rowsCount: 2 });
   });
 
   it('misfire after downtime: FIRE_ONCE fires one FIRED_LATE instance, SKIP records one SKIPPED instance', async () => {

@@ -12,6 +12,8 @@ export interface GatewayProcess {
   proc: ChildProcess;
   /** Resolves with the base URL once the gateway logged that it listens. */
   url: Promise<string>;
+  /** The gateway's own pid (tsx runs it in a child of `proc`), known once `url` resolved; SIGKILL goes there. */
+  gatewayPid?: number;
   /** SIGTERM, then up to 10 s for it to exit. */
   stop(): Promise<void>;
 }
@@ -28,9 +30,10 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
     const timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
         if (entry.msg?.startsWith('gateway listening') && entry.url) {
           clearTimeout(timer);
+          child.gatewayPid = entry.pid;
           resolveUrl(entry.url);
         }
       } catch {
@@ -43,7 +46,7 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
     });
   });
   url.catch(() => undefined);
-  return {
+  const child: GatewayProcess = {
     proc,
     url,
     async stop() {
@@ -54,4 +57,5 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     },
   };
+  return child;
 }
