@@ -1,18 +1,17 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { claimTasks, type ClaimedTask } from '../db/sql/claimTasks.js';
-import { dispatchableQueues } from '../db/sql/dispatchableQueues.js';
-import { settleTask } from '../db/sql/settleTask.js';
+import { dispatchRound } from '../db/sql/dispatchRound.js';
+import { settleTasks, type TaskSettlement } from '../db/sql/settleTask.js';
 import { handBackTasks, renewTaskLeases } from '../db/sql/taskLeases.js';
-import { unblockTasks } from '../db/sql/unblockTasks.js';
 import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
 
-// The task dispatcher of one process: unblock due tasks -> find queues with runnable tasks -> claim within each
-// queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task without waiting -> settle while still
-// holding its lease. It sleeps until a NOTIFY (a task or queue changed in any process), a local completion, or the
+// The task dispatcher of one process: unblock due tasks and find queues with runnable tasks (one statement) -> claim
+// within each queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task without waiting -> settle
+// while still holding its lease (attempts that end while a settle runs are settled together by the next one). It sleeps until a NOTIFY (a task or queue changed in any process), a local completion, or the
 // next due instant wakes it; TASK_POLL_MS only bounds that sleep in case a wake-up is lost.
 
 const MAX_FAILURES_IN_A_ROW = 30;
@@ -31,6 +30,28 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   let nudged = false;
   let renewTimer: NodeJS.Timeout | undefined;
   const unsubscribers: (() => void)[] = [];
+  const toSettle: { id: string; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
+  let settling: Promise<void> | undefined;
+
+  async function flushSettlements(): Promise<void> {
+    while (toSettle.length) {
+      const batch = toSettle.splice(0, 500);
+      try {
+        const kept = await settleTasks(db, workerId, batch);
+        for (const item of batch) item.done(kept.has(item.id));
+      } catch (error) {
+        for (const item of batch) item.failed(error);
+      }
+    }
+    settling = undefined;
+  }
+
+  function settle(id: string, settlement: TaskSettlement): Promise<boolean> {
+    return new Promise((done, failed) => {
+      toSettle.push({ id, settlement, done, failed });
+      settling ??= flushSettlements();
+    });
+  }
 
   const nudge = () => {
     nudged = true;
@@ -55,7 +76,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     try {
       const settlement = await runTaskAttempt(task, interrupt.signal);
       if (!settlement) return;
-      const kept = await settleTask(db, task.id, workerId, settlement);
+      const kept = await settle(task.id, settlement);
       unsettled.delete(task.id);
       if (!kept) logger.warn({ task: `${task.queueName}/${task.name}` }, 'lease lost before settling; the task was reclaimed elsewhere');
       else if (settlement.action !== 'succeed') logger.info({ task: `${task.queueName}/${task.name}`, attempt: task.attempts, error: settlement.lastError }, `task attempt failed (${settlement.action})`);
@@ -74,8 +95,8 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
 
   /** One round; answers when something next becomes due. */
   async function dispatchOnce(): Promise<Date | null> {
-    await unblockTasks(db);
-    const { queues, nextDueAt } = await dispatchableQueues(db);
+    const { queues, nextDueAt, unblocked } = await dispatchRound(db);
+    if (unblocked > 0) nudged = true; // runnable from the next round on
     for (const queue of queues) {
       const free = config.TASK_CONCURRENCY - inflight.size;
       if (free <= 0 || stopping) break;

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { TaskAction } from '../../tasks/task-rules.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
@@ -12,27 +12,41 @@ export interface TaskSettlement {
 }
 
 const STATUS_AFTER = { succeed: 'SUCCEEDED', retry: 'READY', fail: 'FAILED' } as const;
+const ACTIONS = Object.keys(STATUS_AFTER) as TaskSettlement['action'][];
 
-/** Ends an attempt, only while `workerId` still holds the task's lease; false when it no longer does. */
-export async function settleTask(db: PrismaClient, id: string, workerId: string, s: TaskSettlement): Promise<boolean> {
-  const status = STATUS_AFTER[s.action];
-  const final = s.action !== 'retry';
-  const rows = await db.$queryRaw<{ n: number }[]>`
+/**
+ * Ends attempts, each only while `workerId` still holds that task's lease, in ONE statement (the dispatcher settles
+ * the attempts that finished while its previous settle ran). Answers the ids it settled; the others' leases were lost.
+ */
+export async function settleTasks(db: PrismaClient, workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const values = Prisma.join(
+    items.map(({ id, settlement: s }) => {
+      const result = s.result === undefined || s.result === null ? null : JSON.stringify(s.result);
+      return Prisma.sql`(${id}::uuid, ${s.action}::text, ${STATUS_AFTER[s.action]}::"TaskStatus", ${s.lastError}::text, ${result}::jsonb, ${s.delayMs}::float8)`;
+    }),
+  );
+  const allowed = Prisma.join(
+    ACTIONS.map((action) => Prisma.sql`(v.action = ${action} AND ${statusAllows('t.status', action)})`),
+    ' OR ',
+  );
+  const rows = await db.$queryRaw<{ id: string }[]>`
     WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
+    v (id, action, status, "lastError", result, "delayMs") AS (VALUES ${values}),
     settled AS (
       UPDATE "Task" t SET
-        status = ${status}::"TaskStatus",
-        "lastError" = ${s.lastError},
-        result = ${s.result === undefined || s.result === null ? null : JSON.stringify(s.result)}::jsonb,
-        "availableAt" = clock.now + make_interval(secs => ${s.delayMs}::float8 / 1000.0),
+        status = v.status,
+        "lastError" = v."lastError",
+        result = v.result,
+        "availableAt" = clock.now + make_interval(secs => v."delayMs" / 1000.0),
         "lockedBy" = NULL, "lockedUntil" = NULL,
-        "finishTime" = CASE WHEN ${final} THEN clock.now ELSE NULL END,
+        "finishTime" = CASE WHEN v.action = 'retry' THEN NULL ELSE clock.now END,
         "updateTime" = clock.now
-      FROM clock
-      WHERE t.id = ${id}::uuid AND t."lockedBy" = ${workerId} AND ${statusAllows('t.status', s.action)}
-      RETURNING t."queueName", t.name, t.status
+      FROM v, clock
+      WHERE t.id = v.id AND t."lockedBy" = ${workerId} AND (${allowed})
+      RETURNING t.id, t."queueName", t.name, t.status
     ),
     announced AS (${announceTaskChanges('settled')})
-    SELECT (SELECT count(*) FROM settled)::int AS n FROM announced`;
-  return (rows[0]?.n ?? 0) > 0;
+    SELECT s.id::text AS id FROM settled s, announced`;
+  return new Set(rows.map((r) => r.id));
 }

@@ -1,0 +1,50 @@
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { statusAllows } from './taskStatusSql.js';
+import { announceTaskChanges } from './taskEvents.js';
+
+export interface DispatchRound {
+  /** OPEN, unpaused queues holding a runnable task (READY and due, or RUNNING with an expired lease). */
+  queues: string[];
+  /** The next instant something becomes due anywhere (a schedule time, a backoff's end, a lease's expiry). */
+  nextDueAt: Date | null;
+  /** BLOCKED tasks this statement made READY; they are runnable from the next round on. */
+  unblocked: number;
+}
+
+/**
+ * ONE statement per dispatcher round: BLOCKED tasks whose schedule time has come and whose dependencies all
+ * SUCCEEDED become READY (announced), and the queues with runnable tasks and the next due instant are read. The read
+ * shares the statement's snapshot, so tasks unblocked here show up in the next round (their announcement wakes it).
+ */
+export async function dispatchRound(db: PrismaClient): Promise<DispatchRound> {
+  const [row] = await db.$queryRaw<{ queues: string[] | null; nextDueAt: Date | null; unblocked: number }[]>`
+    WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
+    unblocked AS (
+      UPDATE "Task" t SET status = 'READY', "availableAt" = greatest(t."availableAt", clock.now), "updateTime" = clock.now
+      FROM clock
+      WHERE ${statusAllows('t.status', 'unblock')}
+        AND (t."scheduleTime" IS NULL OR t."scheduleTime" <= clock.now)
+        AND NOT EXISTS (
+          SELECT 1 FROM unnest(t."dependsOn") AS d(name)
+          LEFT JOIN "Task" dep ON dep."queueName" = t."queueName" AND dep.name = d.name
+          WHERE dep.status IS DISTINCT FROM 'SUCCEEDED'
+        )
+      RETURNING t."queueName", t.name, t.status
+    ),
+    announced AS (${announceTaskChanges('unblocked')})
+    SELECT
+      (SELECT array_agg(q.name ORDER BY q.name) FROM "Queue" q, clock
+        WHERE q.status = 'OPEN' AND NOT q.paused AND EXISTS (
+          SELECT 1 FROM "Task" t
+          WHERE t."queueName" = q.name
+            AND ((t.status = 'READY' AND t."availableAt" <= clock.now) OR (t.status = 'RUNNING' AND t."lockedUntil" < clock.now))
+        )) AS queues,
+      least(
+        (SELECT min(t."availableAt") FROM "Task" t, clock WHERE t.status = 'READY' AND t."availableAt" > clock.now),
+        (SELECT min(t."scheduleTime") FROM "Task" t, clock WHERE t.status = 'BLOCKED' AND t."scheduleTime" > clock.now),
+        (SELECT min(t."lockedUntil") FROM "Task" t, clock WHERE t.status = 'RUNNING' AND t."lockedUntil" >= clock.now)
+      ) AS "nextDueAt",
+      (SELECT count(*) FROM unblocked)::int AS unblocked
+    FROM announced`;
+  return { queues: row?.queues ?? [], nextDueAt: row?.nextDueAt ?? null, unblocked: row?.unblocked ?? 0 };
+}
