@@ -24,16 +24,15 @@ export interface ClaimedTask {
  * its last attempt). Nothing is claimed unless the queue is OPEN and not paused.
  */
 export async function claimTasks(db: PrismaClient, queueName: string, workerId: string, limit: number, leaseSeconds: number): Promise<ClaimedTask[]> {
-  return db.$transaction(async (tx) => {
-    const [queue] = await tx.$queryRaw<{ rate: number }[]>`
-      SELECT rate FROM "Queue" WHERE name = ${queueName} AND status = 'OPEN' AND NOT paused FOR UPDATE`;
-    if (!queue) return [];
-    // A new statement, hence a snapshot taken after the queue lock was granted.
-    return tx.$queryRaw<ClaimedTask[]>`
+  // A batch transaction (one round trip per statement, no interactive callback): the second statement runs in a
+  // snapshot taken after the first was granted the queue lock, and reads the rate there (0 unless OPEN and unpaused).
+  const [, claimed] = await db.$transaction([
+    db.$executeRaw`SELECT 1 FROM "Queue" WHERE name = ${queueName} FOR UPDATE`,
+    db.$queryRaw<ClaimedTask[]>`
       WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
-      running AS (
-        SELECT count(*)::int AS n FROM "Task" t, clock
-        WHERE t."queueName" = ${queueName} AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now
+      slots AS (
+        SELECT coalesce((SELECT q.rate FROM "Queue" q WHERE q.name = ${queueName} AND q.status = 'OPEN' AND NOT q.paused), 0)
+             - (SELECT count(*)::int FROM "Task" t, clock WHERE t."queueName" = ${queueName} AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now) AS n
       ),
       picked AS (
         SELECT t.id FROM "Task" t, clock
@@ -41,7 +40,7 @@ export async function claimTasks(db: PrismaClient, queueName: string, workerId: 
           AND ((${statusAllows('t.status', 'claim')} AND t."availableAt" <= clock.now)
             OR (${statusAllows('t.status', 'reclaim')} AND t."lockedUntil" < clock.now))
         ORDER BY t."availableAt", t."createTime"
-        LIMIT (SELECT greatest(0, least(${queue.rate}::int - running.n, ${limit}::int)) FROM running)
+        LIMIT (SELECT greatest(0, least(slots.n, ${limit}::int)) FROM slots)
         FOR UPDATE OF t SKIP LOCKED
       ),
       claimed AS (
@@ -63,6 +62,7 @@ export async function claimTasks(db: PrismaClient, queueName: string, workerId: 
       announced AS (${announceTaskChanges('claimed')})
       SELECT c.id::text AS id, c."queueName", c.name, c.status::text AS status, c.payload, c.target, c.attempts, c."maxAttempts",
              c."minBackoffMs", c."maxBackoffMs"
-      FROM claimed c, announced`;
-  });
+      FROM claimed c, announced`,
+  ]);
+  return claimed;
 }
