@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     await database.close();
     console.log(`generated ${PERSONS} persons in ${Date.now() - started} ms`);
 
-    const gateway = await startChild(['src/main.ts', 'serve'], { DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info', MIGRATE_ON_START: 'off', GRAPHIQL: 'off' });
+    const gateway = await startChild(['src/main.ts', 'serve'], { DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', LOG_LEVEL: 'info', MIGRATE_ON_START: 'off', GRAPHIQL: 'off', TASK_DISPATCHER: 'off', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
     const bare = await startChild(['bench/identity-bare.ts'], { DATABASE_URL: db.url });
     children.push(gateway.child, bare.child);
 
