@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { rpc } from './helpers/gateway.js';
-import { startGatewayProcess, type GatewayProcess } from './helpers/process.js';
+import { startGatewayProcesses, type GatewayProcess } from './helpers/process.js';
 import { sleep, startSink, type Sink } from './helpers/sink.js';
 
 // Exactly once across processes: two gateway processes share one PostgreSQL database; a job firing every second
@@ -10,18 +10,13 @@ import { sleep, startSink, type Sink } from './helpers/sink.js';
 describe('job scheduler across two gateway processes on postgres', () => {
   let db: FreshDatabase;
   let sink: Sink;
-  const children: GatewayProcess[] = [];
-  const urls: string[] = [];
+  let children: GatewayProcess[] = [];
+  let urls: string[] = [];
 
   beforeAll(async () => {
     sink = await startSink();
     db = await freshDatabase('postgres');
-    // One after the other: the first applies the migrations.
-    for (let i = 0; i < 2; i++) {
-      const child = startGatewayProcess({ ...db.env, LOG_LEVEL: 'info', GRAPHIQL: 'on' });
-      children.push(child);
-      urls.push(await child.url);
-    }
+    ({ children, urls } = await startGatewayProcesses(2, { ...db.env, LOG_LEVEL: 'info', GRAPHIQL: 'on' }));
   }, 90_000);
   afterAll(async () => {
     await Promise.all(children.map((c) => c.stop()));

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { rpc } from './helpers/gateway.js';
-import { startGatewayProcess, type GatewayProcess } from './helpers/process.js';
+import { startGatewayProcesses, type GatewayProcess } from './helpers/process.js';
 import { eventually } from './helpers/sink.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 
@@ -14,19 +14,14 @@ import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 describe('tasks across two gateway processes (PostgreSQL)', () => {
   let db: FreshDatabase;
   let sink: TaskSink;
-  const children: GatewayProcess[] = [];
-  const urls: string[] = [];
+  let children: GatewayProcess[] = [];
+  let urls: string[] = [];
   const env = () => ({ ...db.env, TASK_CONCURRENCY: '2', TASK_LEASE_SECONDS: '2', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
 
   beforeAll(async () => {
     sink = await startTaskSink();
     db = await freshDatabase('postgres');
-    // One after the other: the first applies the migrations.
-    for (let i = 0; i < 2; i++) {
-      const child = startGatewayProcess(env());
-      children.push(child);
-      urls.push(await child.url);
-    }
+    ({ children, urls } = await startGatewayProcesses(2, env()));
   }, 90_000);
   afterAll(async () => {
     await Promise.all(children.map((c) => c.stop()));

@@ -193,6 +193,8 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     await rpc(url, 'createQueue', { name: 'doomed' });
     await create('doomed', 'held', { target: target('/slow', { url: `${sink.url}/slow?ms=700` }) });
     await eventually(async () => (await statusOf('doomed', 'held')) === 'RUNNING');
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('gateway_tasks{queue="doomed",status="RUNNING"} 1');
     const refused = await rpc(url, 'deleteQueue', { name: 'doomed' });
     expect(refused.body.error).toMatchObject({ code: CONFLICT, message: expect.stringContaining('RUNNING task') });
     await eventually(async () => (await statusOf('doomed', 'held')) === 'SUCCEEDED');

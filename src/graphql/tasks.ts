@@ -5,7 +5,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
-import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
+import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 
@@ -200,29 +200,27 @@ builder.queryFields((t) => ({
   }),
 }));
 
-builder.mutationFields((t) => ({
-  createTask: t.prismaField({
-    type: 'Task',
-    extensions: { scope: 'tasks:write' },
-    description: 'Creates a task: READY, or BLOCKED until its dependencies succeed and its schedule time comes. Refused when the queue is missing or CLOSE.',
-    args: { input: t.arg({ type: CreateTaskInput, required: true, description: 'The task.' }) },
-    resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input')),
-  }),
-  cancelTask: t.prismaField({
-    type: 'Task',
-    extensions: { scope: 'tasks:write' },
-    description: 'Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.',
-    args: keyArgs(t.arg),
-    resolve: (_q, _r, args, ctx) => tasks.cancelTask(ctx.db, validate(taskKey, args)),
-  }),
-  restartTask: t.prismaField({
-    type: 'Task',
-    extensions: { scope: 'tasks:write' },
-    description: 'Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.',
-    args: keyArgs(t.arg),
-    resolve: (_q, _r, args, ctx) => tasks.restartTask(ctx.db, validate(taskKey, args)),
-  }),
-}));
+builder.mutationFields((t) => {
+  const byKey = (description: string, run: (db: GraphQLContext['db'], key: TaskKey) => Promise<tasks.Task>) =>
+    t.prismaField({
+      type: 'Task',
+      extensions: { scope: 'tasks:write' },
+      description,
+      args: keyArgs(t.arg),
+      resolve: (_q, _r, args, ctx) => run(ctx.db, validate(taskKey, args)),
+    });
+  return {
+    createTask: t.prismaField({
+      type: 'Task',
+      extensions: { scope: 'tasks:write' },
+      description: 'Creates a task: READY, or BLOCKED until its dependencies succeed and its schedule time comes. Refused when the queue is missing or CLOSE.',
+      args: { input: t.arg({ type: CreateTaskInput, required: true, description: 'The task.' }) },
+      resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input')),
+    }),
+    cancelTask: byKey('Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.', tasks.cancelTask),
+    restartTask: byKey('Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.', tasks.restartTask),
+  };
+});
 
 builder.subscriptionFields((t) => ({
   taskStatusChanged: t.field({

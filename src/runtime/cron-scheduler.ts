@@ -5,6 +5,7 @@ import { fireDueJobs } from '../scheduler/firing.js';
 import { reapJobInstances } from '../db/sql/reapJobInstances.js';
 import type { JobExecutor } from '../scheduler/executor.js';
 import type { Worker } from './types.js';
+import { createWakeUp } from './wake-up.js';
 
 // The cron scheduler of one process: fail instances whose process died (every SCHEDULER_REAP_INTERVAL_MS), fire due jobs (claimed in batches) -> hand the instances to the executor ->
 // sleep until the earliest nextRunTime (at most SCHEDULER_MAX_SLEEP_MS). A change to any job (topic job) cuts the
@@ -17,19 +18,14 @@ export function createCronScheduler(services: AppServices, executor: JobExecutor
   const options = { batchSize: config.SCHEDULER_BATCH_SIZE, misfireThresholdMs: config.SCHEDULER_MISFIRE_THRESHOLD_MS };
   let stopping = false;
   let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
+  const wakeUp = createWakeUp();
   let unsubscribe: (() => void) | undefined;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  // Each sleep is a fresh wait: a change seen before it is read by the round that precedes it.
+  const sleep = (ms: number) => {
+    wakeUp.reset();
+    return wakeUp.sleep(ms);
+  };
 
   async function run(): Promise<void> {
     let failures = 0;
@@ -72,11 +68,11 @@ export function createCronScheduler(services: AppServices, executor: JobExecutor
     async stop() {
       stopping = true;
       unsubscribe?.();
-      wake?.();
+      wakeUp.wake();
       await loop;
     },
     nudge() {
-      wake?.();
+      wakeUp.wake();
     },
   };
   return worker;

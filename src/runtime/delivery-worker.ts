@@ -9,6 +9,7 @@ import { retryNotification } from '../db/sql/retryNotification.js';
 import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import type { Worker } from './types.js';
+import { createWakeUp } from './wake-up.js';
 
 // The delivery worker: claim a batch (one SQL statement, SKIP LOCKED, leased) -> deliver each unit through its
 // channel adapter -> settle (only while we still hold the lease) -> sleep until polled or nudged by a NOTIFY.
@@ -24,27 +25,11 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
   const logger = log.child({ worker: 'delivery', workerId });
   let stopping = false;
   let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let nudged = false;
+  const wakeUp = createWakeUp();
   let unsubscribe: (() => void) | undefined;
 
-  const nudge = () => {
-    nudged = true;
-    wake?.();
-  };
-
-  function sleep(ms: number): Promise<void> {
-    if (nudged || stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-  }
+  const nudge = () => wakeUp.wake();
+  const sleep = (ms: number) => (stopping ? Promise.resolve() : wakeUp.sleep(ms));
 
   async function messageOf(unit: ClaimedNotification): Promise<unknown> {
     if (unit.channel !== 'email' || !unit.fileGroupId) return unit.payload;
@@ -108,7 +93,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
   async function run(): Promise<void> {
     let failures = 0;
     while (!stopping) {
-      nudged = false;
+      wakeUp.reset();
       let claimed = 0;
       try {
         claimed = await runOnce();
@@ -135,7 +120,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
     async stop() {
       stopping = true;
       unsubscribe?.();
-      wake?.();
+      wakeUp.wake();
       // In-flight deliveries finish (each is bounded by its channel timeout); an unfinished lease expires and is retried.
       await loop;
       await closeChannels();

@@ -8,6 +8,7 @@ import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
+import { createWakeUp } from './wake-up.js';
 
 // The task dispatcher of one process: unblock due tasks and find queues with runnable tasks (one statement) -> claim
 // within each queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task without waiting -> settle
@@ -26,8 +27,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   const interrupt = new AbortController();
   let stopping = false;
   let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let nudged = false;
+  const wakeUp = createWakeUp();
   let renewTimer: NodeJS.Timeout | undefined;
   const unsubscribers: (() => void)[] = [];
   const toSettle: { id: string; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
@@ -53,23 +53,8 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     });
   }
 
-  const nudge = () => {
-    nudged = true;
-    wake?.();
-  };
-
-  function sleep(ms: number): Promise<void> {
-    if (nudged || stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(0, ms));
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-  }
+  const nudge = () => wakeUp.wake();
+  const sleep = (ms: number) => (stopping ? Promise.resolve() : wakeUp.sleep(ms));
 
   async function runClaimed(task: ClaimedTask): Promise<void> {
     unsettled.add(task.id);
@@ -96,7 +81,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   /** One round; answers when something next becomes due. */
   async function dispatchOnce(): Promise<Date | null> {
     const { queues, nextDueAt, unblocked } = await dispatchRound(db);
-    if (unblocked > 0) nudged = true; // runnable from the next round on
+    if (unblocked > 0) nudge(); // runnable from the next round on
     for (const queue of queues) {
       const free = config.TASK_CONCURRENCY - inflight.size;
       if (free <= 0 || stopping) break;
@@ -112,7 +97,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   async function run(): Promise<void> {
     let failures = 0;
     while (!stopping) {
-      nudged = false;
+      wakeUp.reset();
       let nextDueAt: Date | null = null;
       try {
         nextDueAt = await dispatchOnce();
@@ -152,7 +137,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     async stop() {
       stopping = true;
       for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
-      wake?.();
+      wakeUp.wake();
       await loop;
       // Running attempts may finish within TASK_STOP_WAIT_MS; the rest are interrupted and handed back.
       let timer: NodeJS.Timeout | undefined;

@@ -59,3 +59,15 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
   };
   return child;
 }
+
+/** `n` gateways on one database, started one after the other (the first applies the migrations). */
+export async function startGatewayProcesses(n: number, env: Record<string, string>): Promise<{ children: GatewayProcess[]; urls: string[] }> {
+  const children: GatewayProcess[] = [];
+  const urls: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const child = startGatewayProcess(env);
+    children.push(child);
+    urls.push(await child.url);
+  }
+  return { children, urls };
+}
