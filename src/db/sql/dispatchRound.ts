@@ -3,7 +3,7 @@ import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
 export interface DispatchRound {
-  /** OPEN, unpaused queues holding a runnable task (READY and due, or RUNNING with an expired lease). */
+  /** OPEN, unpaused queues with a free rate slot and a runnable task (READY and due, or RUNNING with an expired lease). */
   queues: string[];
   /** The next instant something becomes due anywhere (a schedule time, a backoff's end, a lease's expiry). */
   nextDueAt: Date | null;
@@ -38,6 +38,9 @@ export async function dispatchRound(db: PrismaClient): Promise<DispatchRound> {
           SELECT 1 FROM "Task" t
           WHERE t."queueName" = q.name
             AND ((t.status = 'READY' AND t."availableAt" <= clock.now) OR (t.status = 'RUNNING' AND t."lockedUntil" < clock.now))
+        ) AND q.rate > (
+          -- a hint only (claimTasks counts again under the queue lock): skips a claim that could take nothing
+          SELECT count(*) FROM "Task" t WHERE t."queueName" = q.name AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now
         )) AS queues,
       least(
         (SELECT min(t."availableAt") FROM "Task" t, clock WHERE t.status = 'READY' AND t."availableAt" > clock.now),
