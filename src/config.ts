@@ -66,6 +66,8 @@ const envSchema = z.object({
   DELIVERY_MAX_ATTEMPTS: int(5, 1, 100),
   DELIVERY_BACKOFF_BASE_MS: int(1000, 1),
   DELIVERY_POLL_MS: int(1000, 10),
+  /** How long an Idempotency-Key answers with its first result; after that the key is free again (and its record deleted). */
+  IDEMPOTENCY_TTL_SECONDS: int(86_400, 1, 31_536_000),
 });
 
 export type Config = Omit<z.output<typeof envSchema>, 'AUTH'> & { AUTH: 'on' | 'off' };

@@ -267,6 +267,7 @@ builder.mutationFields((t) => ({
       assertSystemAccess(ctx, systemId);
       return notifications.acceptNotifications(ctx.db, systemId, args.channel, request as never, {
         idempotencyKey: idempotencyKeyOf(ctx, args.idempotencyKey),
+        idempotencyTtlMs: ctx.config.IDEMPOTENCY_TTL_SECONDS * 1000,
         maxAttempts: ctx.config.DELIVERY_MAX_ATTEMPTS,
       });
     },

@@ -96,6 +96,8 @@ function requestHash(channel: string, request: unknown): string {
 
 export interface AcceptOptions {
   idempotencyKey?: string | undefined;
+  /** An Idempotency-Key record older than this no longer counts, and is deleted by the next keyed request of its system. */
+  idempotencyTtlMs: number;
   maxAttempts: number;
 }
 
@@ -111,8 +113,9 @@ export async function acceptNotifications<K extends SendChannel>(
   options: AcceptOptions,
 ): Promise<SendResult> {
   const hash = options.idempotencyKey !== undefined ? requestHash(channel, request) : '';
+  const keptSince = new Date(Date.now() - options.idempotencyTtlMs);
   if (options.idempotencyKey !== undefined) {
-    const earlier = await replayed(db, systemId, options.idempotencyKey, hash);
+    const earlier = await replayed(db, systemId, options.idempotencyKey, hash, keptSince);
     if (earlier) return earlier;
   }
   const r = request as SendRequests[SendChannel];
@@ -163,6 +166,8 @@ export async function acceptNotifications<K extends SendChannel>(
   }
   try {
     await db.$transaction([
+      // Expired records of this system go first, this key's included: the key is free again.
+      db.idempotencyRecord.deleteMany({ where: { systemId, createTime: { lt: keptSince } } }),
       db.idempotencyRecord.create({
         data: { systemId, key: options.idempotencyKey, requestHash: hash, response: result as unknown as Prisma.InputJsonValue },
       }),
@@ -171,7 +176,7 @@ export async function acceptNotifications<K extends SendChannel>(
   } catch (error) {
     // A concurrent request with the same key won the insert: answer as it did.
     if ((error as { code?: unknown }).code === 'P2002') {
-      const earlier = await replayed(db, systemId, options.idempotencyKey, hash);
+      const earlier = await replayed(db, systemId, options.idempotencyKey, hash, keptSince);
       if (earlier) return earlier;
     }
     throw error;
@@ -179,9 +184,9 @@ export async function acceptNotifications<K extends SendChannel>(
   return result;
 }
 
-async function replayed(db: PrismaClient, systemId: string, key: string, hash: string): Promise<SendResult | undefined> {
+async function replayed(db: PrismaClient, systemId: string, key: string, hash: string, keptSince: Date): Promise<SendResult | undefined> {
   const record = await db.idempotencyRecord.findUnique({ where: { systemId_key: { systemId, key } } });
-  if (!record) return undefined;
+  if (!record || record.createTime < keptSince) return undefined;
   if (record.requestHash !== hash) {
     throw new ConflictError(`Idempotency-Key "${key}" was already used by system ${systemId} for a different request`);
   }
