@@ -6,6 +6,7 @@ import { claimNotifications, type ClaimedNotification } from '../db/sql/claimNot
 import { completeNotification } from '../db/sql/completeNotification.js';
 import { failNotification } from '../db/sql/failNotification.js';
 import { retryNotification } from '../db/sql/retryNotification.js';
+import { renewNotificationLeases } from '../db/sql/renewNotificationLeases.js';
 import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import type { Worker } from './types.js';
@@ -26,6 +27,9 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
   let stopping = false;
   let loop: Promise<void> | undefined;
   const wakeUp = createWakeUp();
+  /** Notifications being sent now: their leases are renewed every third of DELIVERY_LEASE_SECONDS until settled. */
+  const sending = new Set<string>();
+  let renewTimer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
 
   const nudge = () => wakeUp.wake();
@@ -61,10 +65,13 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
 
   async function runUnit(unit: ClaimedNotification, settings: Map<string, Promise<unknown>>): Promise<void> {
     let outcome: DeliveryOutcome;
+    sending.add(unit.id);
     try {
       outcome = await outcomeOf(unit, settings);
     } catch (error) {
       outcome = { kind: 'retryable', reason: `delivery error: ${describeError(error)}` };
+    } finally {
+      sending.delete(unit.id);
     }
     let kept: boolean;
     switch (outcome.kind) {
@@ -115,6 +122,13 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
     start() {
       if (loop) return;
       unsubscribe = bus.onTopic('notification', nudge);
+      renewTimer = setInterval(() => {
+        const ids = [...sending];
+        renewNotificationLeases(db, ids, workerId, config.DELIVERY_LEASE_SECONDS)
+          .then((held) => held < ids.length && logger.warn({ sending: ids.length, held }, 'some delivery leases were lost; those notifications may be sent again elsewhere'))
+          .catch((error: unknown) => logger.error({ err: error }, 'renewing delivery leases failed'));
+      }, Math.max(200, (config.DELIVERY_LEASE_SECONDS * 1000) / 3));
+      renewTimer.unref();
       loop = run();
     },
     async stop() {
@@ -123,6 +137,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       wakeUp.wake();
       // In-flight deliveries finish (each is bounded by its channel timeout); an unfinished lease expires and is retried.
       await loop;
+      clearInterval(renewTimer);
       await closeChannels();
     },
     nudge,

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { idIn, statusAllows } from './taskStatusSql.js';
+import { idIn } from './idIn.js';
+import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
 /** Extends the leases `workerId` holds on `ids`; answers how many it still holds. */

@@ -8,8 +8,3 @@ import { fromStatuses, type TaskAction } from '../../tasks/task-rules.js';
 export function statusAllows(column: string, action: TaskAction): Prisma.Sql {
   return Prisma.raw(`${column} IN (${fromStatuses(action).map((s) => `'${s}'`).join(', ')})`);
 }
-
-/** `id IN ($1::uuid, ...)` for a list of task ids (never empty: callers return early). */
-export function idIn(column: string, ids: readonly string[]): Prisma.Sql {
-  return Prisma.sql`${Prisma.raw(column)} IN (${Prisma.join(ids.map((id) => Prisma.sql`${id}::uuid`))})`;
-}

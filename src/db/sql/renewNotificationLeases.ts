@@ -1,0 +1,10 @@
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { idIn } from './idIn.js';
+
+/** Extends the leases `workerId` holds on the notifications `ids` it is sending; answers how many it still holds. */
+export async function renewNotificationLeases(db: PrismaClient, ids: string[], workerId: string, leaseSeconds: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  return db.$executeRaw`
+    UPDATE "Notification" SET "lockedUntil" = (now() AT TIME ZONE 'UTC') + make_interval(secs => ${leaseSeconds}::int)
+    WHERE ${idIn('id', ids)} AND "lockedBy" = ${workerId} AND status = 'SENDING'`;
+}
