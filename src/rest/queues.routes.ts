@@ -1,10 +1,9 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { queueFilter, queueLabel, queueName, queueRules } from '../queues/queue-rules.js';
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
-import { rpcRoute, type RpcRoute } from './route.js';
+import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
 
 // Spec 4.3, the twelve queue paths. Queues answer as the LegacyQueue fragment selects them.
 
@@ -13,23 +12,6 @@ const same = <T>(queue: T) => ({ result: queue });
 
 export function queueRoutes(config: Config): RpcRoute[] {
   const rules = queueRules(config.QUEUE_MAX_RATE);
-  const nameRoute = <F extends string>(
-    path: `/${string}`,
-    summary: string,
-    document: TypedDocumentNode<Record<F, unknown>, { name: string }>,
-    field: F,
-    paramsMayComeAsResult = false,
-  ) =>
-    rpcRoute({
-      area: 'queues',
-      path,
-      summary,
-      params: byName,
-      paramsMayComeAsResult,
-      document,
-      variables: (p) => ({ name: p.name }),
-      result: (d) => same(d[field]),
-    });
   return [
     rpcRoute({
       area: 'queues',
@@ -60,9 +42,9 @@ export function queueRoutes(config: Config): RpcRoute[] {
         result: { queues: d.queues.nodes, totalCount: d.queues.totalCount, pageNumber: p.pageNumber ?? 0, pageSize: p.pageSize ?? null },
       }),
     }),
-    nameRoute('/deleteQueue', 'Deletes the queue whose name is given, with its tasks; refused while one of them runs.', op.DeleteQueueDocument, 'deleteQueue'),
-    nameRoute('/openQueue', 'Sets status OPEN and updateTime to now.', op.OpenQueueDocument, 'openQueue'),
-    nameRoute('/closeQueue', 'Sets status CLOSE and updateTime to now.', op.CloseQueueDocument, 'closeQueue'),
+    fieldRoute({ area: 'queues', path: '/deleteQueue', summary: 'Deletes the queue whose name is given, with its tasks; refused while one of them runs.', params: byName, document: op.DeleteQueueDocument, field: 'deleteQueue' }),
+    fieldRoute({ area: 'queues', path: '/openQueue', summary: 'Sets status OPEN and updateTime to now.', params: byName, document: op.OpenQueueDocument, field: 'openQueue' }),
+    fieldRoute({ area: 'queues', path: '/closeQueue', summary: 'Sets status CLOSE and updateTime to now.', params: byName, document: op.CloseQueueDocument, field: 'closeQueue' }),
     rpcRoute({
       area: 'queues',
       path: '/updateQueue',
@@ -99,7 +81,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       variables: (p) => p,
       result: (d) => same(d.changeQueueRate),
     }),
-    nameRoute('/pauseQueue', 'Cancels automatic start of tasks in the queue.', op.PauseQueueDocument, 'pauseQueue', true),
-    nameRoute('/resumeQueue', 'Restores automatic start of tasks in the queue.', op.ResumeQueueDocument, 'resumeQueue'),
+    fieldRoute({ area: 'queues', path: '/pauseQueue', summary: 'Cancels automatic start of tasks in the queue.', params: byName, document: op.PauseQueueDocument, field: 'pauseQueue', paramsMayComeAsResult: true }),
+    fieldRoute({ area: 'queues', path: '/resumeQueue', summary: 'Restores automatic start of tasks in the queue.', params: byName, document: op.ResumeQueueDocument, field: 'resumeQueue' }),
   ];
 }

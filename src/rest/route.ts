@@ -32,3 +32,20 @@ export function rpcRoute<Params, Data, Vars>(route: RpcRoute<Params, Data, Vars>
 export function methodOf(route: RpcRoute): string {
   return route.path.slice(1);
 }
+
+/**
+ * The common path shape: `params` are exactly the operation's variables and the legacy `result` is one root field
+ * of its answer, as is (get, delete, open, cancel, ...).
+ */
+export function fieldRoute<Vars, F extends string>(route: {
+  area: Area;
+  path: `/${string}`;
+  summary: string;
+  params: z.ZodType<Vars>;
+  document: TypedDocumentNode<Record<F, unknown>, Vars>;
+  field: F;
+  paramsMayComeAsResult?: boolean;
+}): RpcRoute {
+  const { field, ...rest } = route;
+  return rpcRoute({ ...rest, variables: (p: Vars) => p, result: (d: Record<F, unknown>) => ({ result: d[field] }) });
+}

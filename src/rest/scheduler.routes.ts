@@ -1,10 +1,9 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules } from '../scheduler/scheduler-rules.js';
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
-import { rpcRoute, type RpcRoute } from './route.js';
+import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
 
 // Spec 4.2, the ten job scheduler paths. Jobs and instances answer as the LegacyJob / LegacyJobInstance fragments
 // select them.
@@ -13,23 +12,6 @@ const byName = z.strictObject({ name: jobName });
 const same = <T>(value: T) => ({ result: value });
 
 export function schedulerRoutes(_config: Config): RpcRoute[] {
-  const nameRoute = <F extends string>(
-    path: `/${string}`,
-    summary: string,
-    document: TypedDocumentNode<Record<F, unknown>, { name: string }>,
-    field: F,
-    paramsMayComeAsResult = false,
-  ) =>
-    rpcRoute({
-      area: 'scheduler',
-      path,
-      summary,
-      params: byName,
-      paramsMayComeAsResult,
-      document,
-      variables: (p) => ({ name: p.name }),
-      result: (d) => same(d[field]),
-    });
   return [
     rpcRoute({
       area: 'scheduler',
@@ -40,7 +22,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       variables: (p) => ({ input: p }),
       result: (d) => same(d.createJob),
     }),
-    nameRoute('/get', 'Returns the job attributes.', op.GetJobDocument, 'job'),
+    fieldRoute({ area: 'scheduler', path: '/get', summary: 'Returns the job attributes.', params: byName, document: op.GetJobDocument, field: 'job' }),
     rpcRoute({
       area: 'scheduler',
       path: '/list',
@@ -50,8 +32,8 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       variables: (p, env) => pageVariables(p, env.defaultPageSize),
       result: (d) => same(d.jobs.nodes),
     }),
-    nameRoute('/delete', 'Deletes the job whose name is given, with its instances; returns it.', op.DeleteJobDocument, 'deleteJob'),
-    nameRoute('/run', 'Starts an instance of the job now (also while paused); returns the instance.', op.RunJobDocument, 'runJob'),
+    fieldRoute({ area: 'scheduler', path: '/delete', summary: 'Deletes the job whose name is given, with its instances; returns it.', params: byName, document: op.DeleteJobDocument, field: 'deleteJob' }),
+    fieldRoute({ area: 'scheduler', path: '/run', summary: 'Starts an instance of the job now (also while paused); returns the instance.', params: byName, document: op.RunJobDocument, field: 'runJob' }),
     rpcRoute({
       area: 'scheduler',
       path: '/update',
@@ -61,8 +43,8 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       variables: ({ name, ...input }) => ({ name, input }),
       result: (d) => same(d.updateJob),
     }),
-    nameRoute('/pause', 'Suspends the automatic start of a job; parameters under params or result.', op.PauseJobDocument, 'pauseJob', true),
-    nameRoute('/resume', 'Restores the automatic start of a job from the next occurrence after now.', op.ResumeJobDocument, 'resumeJob'),
+    fieldRoute({ area: 'scheduler', path: '/pause', summary: 'Suspends the automatic start of a job; parameters under params or result.', params: byName, document: op.PauseJobDocument, field: 'pauseJob', paramsMayComeAsResult: true }),
+    fieldRoute({ area: 'scheduler', path: '/resume', summary: 'Restores the automatic start of a job from the next occurrence after now.', params: byName, document: op.ResumeJobDocument, field: 'resumeJob' }),
     rpcRoute({
       area: 'scheduler',
       path: '/search',

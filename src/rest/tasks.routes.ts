@@ -1,18 +1,15 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { z } from 'zod';
 import { queueName } from '../queues/queue-rules.js';
-import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskKey } from '../tasks/task-rules.js';
+import { createTaskInput, taskFilter, taskKey, TASK_STATUSES } from '../tasks/task-rules.js';
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
-import { rpcRoute, type RpcRoute } from './route.js';
+import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
 
 // Spec 4.3, the seven task paths. Tasks answer as the LegacyTask fragment selects them.
 
 const same = <T>(task: T) => ({ result: task });
 
 /** A path that names one task and answers it as its operation's root field returns it. */
-const keyRoute = <F extends string>(path: `/${string}`, summary: string, document: TypedDocumentNode<Record<F, unknown>, TaskKey>, field: F) =>
-  rpcRoute({ area: 'tasks', path, summary, params: taskKey, document, variables: (p) => p, result: (d) => same(d[field]) });
 
 export function taskRoutes(): RpcRoute[] {
   return [
@@ -25,7 +22,7 @@ export function taskRoutes(): RpcRoute[] {
       variables: ({ scheduleTime, ...input }) => ({ input: { ...input, ...(scheduleTime && { scheduleTime: scheduleTime.toISOString() }) } }),
       result: (d) => same(d.createTask),
     }),
-    keyRoute('/getTask', 'Returns the task found by queue name and name.', op.GetTaskDocument, 'task'),
+    fieldRoute({ area: 'tasks', path: '/getTask', summary: 'Returns the task found by queue name and name.', params: taskKey, document: op.GetTaskDocument, field: 'task' }),
     rpcRoute({
       area: 'tasks',
       path: '/listTasks',
@@ -57,7 +54,7 @@ export function taskRoutes(): RpcRoute[] {
         result: { queueName: s.queueName, total: s.total, ...Object.fromEntries(TASK_STATUSES.map((status) => [status, s[status.toLowerCase() as Lowercase<typeof status>]])) },
       }),
     }),
-    keyRoute('/cancelTask', 'Cancels a task with status READY or BLOCKED (it becomes CANCELLED); any other status is an error that changes nothing.', op.CancelTaskDocument, 'cancelTask'),
-    keyRoute('/restartTask', 'Restarts a task with status FAILED (it becomes READY, attempts reset); any other status is an error that changes nothing.', op.RestartTaskDocument, 'restartTask'),
+    fieldRoute({ area: 'tasks', path: '/cancelTask', summary: 'Cancels a task with status READY or BLOCKED (it becomes CANCELLED); any other status is an error that changes nothing.', params: taskKey, document: op.CancelTaskDocument, field: 'cancelTask' }),
+    fieldRoute({ area: 'tasks', path: '/restartTask', summary: 'Restarts a task with status FAILED (it becomes READY, attempts reset); any other status is an error that changes nothing.', params: taskKey, document: op.RestartTaskDocument, field: 'restartTask' }),
   ];
 }
