@@ -11,6 +11,7 @@ import type { AppServices } from '../graphql/context.js';
 import type { Logger } from '../log.js';
 import type { Worker } from './types.js';
 import { createWakeUp } from './wake-up.js';
+import { startLeaseRenewal, type LeaseRenewal } from './lease-renewal.js';
 
 // The delivery worker: claim a batch (one SQL statement, SKIP LOCKED, leased) -> deliver each unit through its
 // channel adapter -> settle (only while we still hold the lease) -> sleep until polled or nudged by a NOTIFY.
@@ -29,7 +30,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
   const wakeUp = createWakeUp();
   /** Notifications being sent now: their leases are renewed every third of DELIVERY_LEASE_SECONDS until settled. */
   const sending = new Set<string>();
-  let renewTimer: NodeJS.Timeout | undefined;
+  let renewal: LeaseRenewal | undefined;
   let unsubscribe: (() => void) | undefined;
 
   const nudge = () => wakeUp.wake();
@@ -122,13 +123,13 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
     start() {
       if (loop) return;
       unsubscribe = bus.onTopic('notification', nudge);
-      renewTimer = setInterval(() => {
-        const ids = [...sending];
-        renewNotificationLeases(db, ids, workerId, config.DELIVERY_LEASE_SECONDS)
-          .then((held) => held < ids.length && logger.warn({ sending: ids.length, held }, 'some delivery leases were lost; those notifications may be sent again elsewhere'))
-          .catch((error: unknown) => logger.error({ err: error }, 'renewing delivery leases failed'));
-      }, Math.max(200, (config.DELIVERY_LEASE_SECONDS * 1000) / 3));
-      renewTimer.unref();
+      renewal = startLeaseRenewal({
+        leaseSeconds: config.DELIVERY_LEASE_SECONDS,
+        held: () => [...sending],
+        renew: (ids) => renewNotificationLeases(db, ids, workerId, config.DELIVERY_LEASE_SECONDS),
+        logger,
+        what: 'delivery',
+      });
       loop = run();
     },
     async stop() {
@@ -137,7 +138,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       wakeUp.wake();
       // In-flight deliveries finish (each is bounded by its channel timeout); an unfinished lease expires and is retried.
       await loop;
-      clearInterval(renewTimer);
+      renewal?.stop();
       await closeChannels();
     },
     nudge,

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
 import { createWakeUp } from './wake-up.js';
+import { startLeaseRenewal, type LeaseRenewal } from './lease-renewal.js';
 
 // The task dispatcher of one process: unblock due tasks and find queues with runnable tasks (one statement) -> claim
 // within each queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task without waiting -> settle
@@ -28,7 +29,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   let stopping = false;
   let loop: Promise<void> | undefined;
   const wakeUp = createWakeUp();
-  let renewTimer: NodeJS.Timeout | undefined;
+  let renewal: LeaseRenewal | undefined;
   const unsubscribers: (() => void)[] = [];
   const toSettle: { id: string; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
   let settling: Promise<void> | undefined;
@@ -115,23 +116,18 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     }
   }
 
-  async function renewLeases(): Promise<void> {
-    const ids = [...inflight.keys()];
-    try {
-      const held = await renewTaskLeases(db, ids, workerId, config.TASK_LEASE_SECONDS);
-      if (held < ids.length) logger.warn({ running: ids.length, held }, 'some task leases were lost; those tasks may run again elsewhere');
-    } catch (error) {
-      logger.error({ err: error }, 'renewing task leases failed');
-    }
-  }
-
   return {
     name: 'task-dispatcher',
     start() {
       if (loop) return;
       unsubscribers.push(bus.onTopic('queueTasks', nudge), bus.onTopic('queue', nudge));
-      renewTimer = setInterval(() => void renewLeases(), Math.max(200, (config.TASK_LEASE_SECONDS * 1000) / 3));
-      renewTimer.unref();
+      renewal = startLeaseRenewal({
+        leaseSeconds: config.TASK_LEASE_SECONDS,
+        held: () => [...inflight.keys()],
+        renew: (ids) => renewTaskLeases(db, ids, workerId, config.TASK_LEASE_SECONDS),
+        logger,
+        what: 'task',
+      });
       loop = run();
     },
     async stop() {
@@ -150,7 +146,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
         interrupt.abort();
         await Promise.all(inflight.values());
       }
-      clearInterval(renewTimer);
+      renewal?.stop();
       const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {
         logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again');
         return 0;
