@@ -6,6 +6,7 @@ import autocannon, { type Result } from 'autocannon';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
+import { freshDatabase } from '../test/helpers/databases.js';
 
 // `npm run bench:identity`: a fresh PostgreSQL database with 100,000 generated persons; getPersonById through the
 // gateway's legacy path and through GraphQL, against a bare node:http + pg server running the same single SELECT
@@ -32,24 +33,6 @@ const GENERATE_PERSONS = `
     lpad(i::text, 12, '0'), now(), 'REGISTERED', 1000000 + i, md5(i::text), ARRAY['EntityRoot']
   FROM generate_series(1, $2::int) AS i`;
 
-async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `gw_bench_identity_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 /** Starts a child process and resolves with the `url` of the first JSON line that carries one. */
 function startChild(args: string[], env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
@@ -108,7 +91,7 @@ async function load(
 }
 
 async function main(): Promise<void> {
-  const db = await createDatabase();
+  const db = await freshDatabase('postgres', ADMIN_URL);
   const children: ChildProcess[] = [];
   try {
     const database = await openDatabase({ databaseUrl: db.url, dataDir: 'unused' });

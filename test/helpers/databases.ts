@@ -15,20 +15,23 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-export async function freshDatabase(kind: DatabaseKind): Promise<FreshDatabase> {
+/** A new, empty database; PostgreSQL ones are created on `adminUrl` (the test server unless told) and dropped by drop(). */
+export async function freshDatabase(kind: 'postgres', adminUrl?: string): Promise<FreshDatabase & { url: string }>;
+export async function freshDatabase(kind: DatabaseKind, adminUrl?: string): Promise<FreshDatabase>;
+export async function freshDatabase(kind: DatabaseKind, adminUrl = ADMIN_URL): Promise<FreshDatabase> {
   if (kind === 'pglite') return { env: { DATA_DIR: `memory://${randomBytes(4).toString('hex')}` }, drop: async () => undefined };
   const name = `gw_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
   await admin.end();
-  const url = new URL(ADMIN_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     env: { DATABASE_URL: url.toString() },
     async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await c.end();
