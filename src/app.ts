@@ -7,14 +7,16 @@ import type { DocumentNode, ExecutionArgs } from 'graphql';
 import type { GraphQLRunner } from './rest/execute.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
-import { openDatabase, type Database } from './db/client.js';
+import { databaseOptions, openDatabase, type Database } from './db/client.js';
 import { applyMigrations, pendingMigrationNames } from './db/migrations.js';
 import { appliedMigrations } from './db/sql/appliedMigrations.js';
+import { pingDatabase } from './db/sql/pingDatabase.js';
+import { unavailableError } from './db/errors.js';
 import { startEventBus } from './events/bus.js';
 import { buildSchema } from './graphql/schema.js';
 import { maskError } from './graphql/errors.js';
-import type { AppServices } from './graphql/context.js';
-import { useHealth } from './graphql/plugins/use-health.js';
+import type { AppServices } from './services.js';
+import { useHealth, type Readiness } from './graphql/plugins/use-health.js';
 import { useLegacyRoutes } from './graphql/plugins/use-legacy-routes.js';
 import { allRpcRoutes } from './rest/routes.js';
 import { allHttpRoutes } from './rest/http-routes.js';
@@ -31,6 +33,9 @@ import { createKeyVerifier } from './access/api-keys.js';
 import { presentedKey, type Principal } from './access/principal.js';
 import { RateLimiter } from './access/rate-limit.js';
 import { createMetrics } from './runtime/metrics.js';
+import { createLoopRegistry } from './runtime/supervised-loop.js';
+import { faultBackoff } from './runtime/backoff.js';
+import { untilDeadline } from './runtime/deadline.js';
 import { keyRequirement, useAccessControl } from './graphql/plugins/use-access-control.js';
 import { useRateLimit } from './graphql/plugins/use-rate-limit.js';
 import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
@@ -38,6 +43,11 @@ import { useBodyLimit } from './graphql/plugins/use-body-limit.js';
 import { useRequestId } from './graphql/plugins/use-request-id.js';
 import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { compilePath } from './rest/http-route.js';
+
+/** How long /readyz waits for the database to answer before calling it unreachable. */
+const READY_PROBE_TIMEOUT_MS = 2000;
+/** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
+const WS_TRY_AGAIN_LATER = 1013;
 
 export interface Gateway {
   readonly url: string;
@@ -52,7 +62,7 @@ export interface Gateway {
 
 export async function startGateway(config: Config, options: { log?: Logger } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const database = await openDatabase(databaseOptions(config));
   let draining = false;
   try {
     if (config.MIGRATE_ON_START) {
@@ -64,7 +74,16 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     await database.close();
     throw error;
   }
-  const bus = await startEventBus(database);
+  const loops = createLoopRegistry();
+  let bus: Awaited<ReturnType<typeof startEventBus>>;
+  try {
+    bus = await startEventBus(database, log.child({ component: 'event-bus' }));
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  // Events may have been missed while the LISTEN connection was away: every worker polls, every retry tries now.
+  bus.onResync(() => loops.pollAll());
   let trust: TrustStore;
   try {
     trust = new TrustStore(database.prisma, config, bus);
@@ -81,10 +100,11 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     queueDeleteGuards: [refuseDeleteWhileRunning],
     trust,
     verifier: new CmsVerifierPool(config.CMS_WORKERS),
-    jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' })),
+    jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config) }),
     keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     metrics,
+    loops,
     log,
   };
   services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
@@ -94,6 +114,28 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   const fixedPaths = new Set(['/graphql', '/rpc', '/healthz', '/readyz', '/metrics', '/openapi.json', ...rpcRoutes.map((r) => r.path)]);
   const templates = httpRoutes.map((r) => ({ path: r.path as string, match: compilePath(r.path) }));
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
+
+  /** What /readyz reports: each check by name and state only. */
+  async function readiness(): Promise<Readiness> {
+    const databaseOk = await pingDatabase(database.prisma, READY_PROBE_TIMEOUT_MS);
+    const pending = databaseOk ? pendingMigrationNames(await appliedMigrations(database.prisma)).length : 0;
+    const workers = Object.fromEntries(services.loops.statuses().map((l) => [l.name, l.state]));
+    const checks = {
+      database: databaseOk ? 'ok' : 'unreachable',
+      migrations: !databaseOk ? 'unknown' : pending ? 'pending' : 'ok',
+      listener: bus.connected ? 'ok' : 'disconnected',
+      workers,
+      draining,
+    };
+    const failing = [
+      ...(databaseOk ? [] : ['database']),
+      ...(pending ? ['migrations'] : []),
+      ...(bus.connected ? [] : ['listener']),
+      ...Object.entries(workers).filter(([, state]) => state === 'backing-off').map(([name]) => `worker:${name}`),
+      ...(draining ? ['draining'] : []),
+    ];
+    return { ok: failing.length === 0, failing, checks };
+  }
 
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
     schema: buildSchema(),
@@ -110,7 +152,9 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         // A client's mistake (an AppError, or a GraphQL error with no cause behind it) is not the gateway's error.
         const cause = (err as { originalError?: unknown } | undefined)?.originalError;
         const clientError = err !== undefined && (cause instanceof AppError || (err.name === 'GraphQLError' && cause === undefined));
-        (clientError ? log.debug.bind(log) : log.error.bind(log))({ err }, args.map(String).join(' '));
+        // An outage is announced by the workers and the event bus; each request that meets it is only a warning.
+        const outage = err !== undefined && unavailableError(cause ?? err) !== undefined;
+        (clientError ? log.debug.bind(log) : outage ? log.warn.bind(log) : log.error.bind(log))({ err }, args.map(String).join(' '));
       },
     },
     context: () => services,
@@ -130,13 +174,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         },
         metrics,
       ),
-      useHealth({
-        async ready() {
-          const pending = pendingMigrationNames(await appliedMigrations(database.prisma));
-          const ok = !draining && pending.length === 0;
-          return { ok, checks: { database: 'ok', pendingMigrations: pending, draining } };
-        },
-      }),
+      useHealth({ ready: readiness }),
       useLegacyRoutes({
         rpcRoutes,
         httpRoutes,
@@ -180,7 +218,16 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
           return Array.isArray(value) ? value[0] : value;
         };
         const key = presentedKey((name) => fromParams(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined) ?? fromUpgrade(name));
-        const principal = key ? await services.keys.verify(key) : null;
+        let principal: Principal | null;
+        try {
+          principal = key ? await services.keys.verify(key) : null;
+        } catch (error) {
+          // An outage is not a refusal: close with 1013 (try again later), naming no internals.
+          const unavailable = unavailableError(error);
+          if (!unavailable) throw error;
+          ctx.extra.socket.close(WS_TRY_AGAIN_LATER, 'Service unavailable: the database cannot be reached; retry shortly');
+          return false;
+        }
         if (config.AUTH === 'on' && !principal) {
           metrics.rejected.inc({ reason: 'unauthenticated' });
           return false;
@@ -237,21 +284,29 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     yoga,
     close() {
       closing ??= (async () => {
+        const startedAt = Date.now();
         draining = true;
-        // /readyz answers 503 from now on; give load balancers SHUTDOWN_READY_DELAY_MS to notice.
-        if (config.SHUTDOWN_READY_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_READY_DELAY_MS));
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        await wsServer.dispose();
-        // Requests in flight may finish within half the grace time; then open streams (SSE) are cut.
-        const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, Math.floor(config.SHUTDOWN_GRACE_MS / 2)));
-        await closed;
-        clearTimeout(cut);
-        await Promise.all(workers.map((w) => w.stop()));
+        // The phases run side by side inside SHUTDOWN_GRACE_MS: workers stop claiming at once and finish or hand
+        // back their work by `deadline`, while the HTTP side keeps answering through SHUTDOWN_READY_DELAY_MS (so
+        // load balancers see /readyz 503) and then drains. What is left of the grace closes the database.
+        const deadline = startedAt + config.SHUTDOWN_GRACE_MS - Math.min(1000, Math.floor(config.SHUTDOWN_GRACE_MS / 10));
+        const workersStopped = Promise.all(workers.map((w) => w.stop(deadline)));
+        const httpClosed = (async () => {
+          if (config.SHUTDOWN_READY_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_READY_DELAY_MS));
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeIdleConnections();
+          await wsServer.dispose();
+          // Requests in flight may finish within half the grace time; then open streams (SSE) are cut.
+          const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, startedAt + Math.floor(config.SHUTDOWN_GRACE_MS / 2) - Date.now()));
+          await closed;
+          clearTimeout(cut);
+        })();
+        const [stopped] = await Promise.allSettled([workersStopped, httpClosed]);
+        if (stopped.status === 'rejected') log.error({ err: stopped.reason }, 'a worker failed to stop cleanly');
         services.trust.close();
         await services.verifier.close();
         await bus.close();
-        await database.close();
+        await untilDeadline(database.close(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
       })();
       return closing;
     },

@@ -10,6 +10,14 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL').optional(),
   DATA_DIR: z.string().min(1).default('.data'),
+  /** PostgreSQL only: connections in this process's pool (the LISTEN connection comes on top). */
+  DATABASE_POOL_MAX: int(10, 1, 1000),
+  /** PostgreSQL only: how long opening a connection may take before the attempt fails (a fault, retried). */
+  DATABASE_CONNECT_TIMEOUT_MS: int(5000, 100, 600_000),
+  /** PostgreSQL only: server-side statement_timeout of every pooled connection; 0 = none. */
+  DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 86_400_000),
+  /** Longest pause between retries after a fault: worker rounds, LISTEN reconnects, settling writes. */
+  BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
   DEFAULT_PAGE_SIZE: int(50, 1),

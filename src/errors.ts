@@ -58,3 +58,18 @@ export class PayloadTooLargeError extends AppError {
   readonly code = 'PAYLOAD_TOO_LARGE';
   readonly httpStatus = 413;
 }
+
+/** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+/** The database cannot be reached: an outage, not a bug; the client may retry after Retry-After (HTTP 503). */
+export class ServiceUnavailableError extends AppError {
+  readonly code = 'SERVICE_UNAVAILABLE';
+  readonly httpStatus = 503;
+  constructor(
+    message = 'The service is temporarily unavailable: its database cannot be reached. Retry shortly.',
+    readonly retryAfterSeconds = OUTAGE_RETRY_AFTER_SECONDS,
+  ) {
+    super(message, { retryAfterSeconds });
+  }
+}

@@ -18,10 +18,10 @@ async function main(): Promise<void> {
       return;
     }
     case 'migrate': {
-      const { openDatabase } = await import('./db/client.js');
+      const { openDatabase, databaseOptions } = await import('./db/client.js');
       const { applyMigrations } = await import('./db/migrations.js');
       const config = loadConfig();
-      const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+      const db = await openDatabase(databaseOptions(config));
       try {
         const applied = await applyMigrations(db.adapterFactory);
         console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'No pending migrations.');
@@ -47,13 +47,13 @@ async function main(): Promise<void> {
     case 'import': {
       const [file] = rest;
       if (!file) throw new Error('usage: npm run import -- <file.json>');
-      const { openDatabase } = await import('./db/client.js');
+      const { openDatabase, databaseOptions } = await import('./db/client.js');
       const { applyMigrations, pendingMigrationNames } = await import('./db/migrations.js');
       const { appliedMigrations } = await import('./db/sql/appliedMigrations.js');
       const { readImportFile, importIdentity } = await import('./identity/import.js');
       const { ValidationError } = await import('./errors.js');
       const config = loadConfig();
-      const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+      const db = await openDatabase(databaseOptions(config));
       try {
         // Only when something is pending: a running gateway's schema engine may still hold the migration lock.
         const applied = await appliedMigrations(db.prisma).catch(() => []);

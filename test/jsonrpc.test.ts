@@ -54,7 +54,7 @@ describe('JSON-RPC envelope', () => {
     expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { pendingMigrations: [] } });
+    expect(await ready.json()).toMatchObject({ status: 'ready', failing: [], checks: { database: 'ok', migrations: 'ok', listener: 'ok', draining: false } });
     const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, any> };
     expect(doc.openapi).toBe('3.1.0');
     for (const p of ['/createQueue', '/getQueue', '/listQueues', '/deleteQueue', '/openQueue', '/closeQueue', '/updateQueue', '/searchQueue', '/searchQueueLabels', '/changeQueueRate', '/pauseQueue', '/resumeQueue']) {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { openDatabase } from '../db/client.js';
+import { databaseOptions, openDatabase } from '../db/client.js';
 import { applyMigrations } from '../db/migrations.js';
 import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
@@ -39,7 +39,7 @@ export async function runKeysCommand(config: Config, args: string[]): Promise<vo
       throw error;
     }
   }
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const db = await openDatabase(databaseOptions(config));
   try {
     if (config.MIGRATE_ON_START) await applyMigrations(db.adapterFactory);
     if (create) {

@@ -4,18 +4,20 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import type { Config } from '../config.js';
+import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
 
 export type Prisma = PrismaClient;
-export type Unlisten = () => Promise<void>;
+export type { Listener, ListenerHandlers };
 
 /** One database per process: the Prisma client, the adapter factory the schema engine needs, and LISTEN. */
 export interface Database {
   readonly kind: 'postgres' | 'pglite';
   readonly prisma: PrismaClient;
   readonly adapterFactory: SqlMigrationAwareDriverAdapterFactory;
-  listen(channel: string, onPayload: (payload: string) => void): Promise<Unlisten>;
+  /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so. */
+  listen(channel: string, handlers: ListenerHandlers): Promise<Listener>;
   close(): Promise<void>;
 }
 
@@ -23,35 +25,73 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Directory of the embedded database; `memory://` keeps it in memory (tests). */
   dataDir: string;
+  /** PostgreSQL only (the embedded database is one connection inside the process, with no timeouts). */
+  poolMax?: number;
+  connectTimeoutMs?: number;
+  /** 0 or absent: no statement_timeout. */
+  statementTimeoutMs?: number;
+  /** Longest pause between LISTEN reconnect attempts. */
+  backoffMaxMs?: number;
 }
+
+/** The database options a configuration names. */
+export function databaseOptions(config: Config): DatabaseOptions {
+  return {
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: config.DATABASE_POOL_MAX,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    backoffMaxMs: config.BACKOFF_MAX_MS,
+  };
+}
+
+/** How often the LISTEN connection proves it is alive (and how long that proof may take). */
+const LISTENER_HEARTBEAT_MS = 10_000;
+/**
+ * The LISTEN connection is the process's sentinel: while it is lost it tries again at least this often (one
+ * connection attempt per process), and its return wakes every worker, however long their own back-off has grown.
+ */
+const LISTENER_RECONNECT_MAX_MS = 2000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openPglite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options.dataDir);
 }
 
-function openPostgres(connectionString: string): Database {
-  const adapterFactory = new PrismaPg({ connectionString });
+function openPostgres(connectionString: string, options: DatabaseOptions): Database {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const adapterFactory = new PrismaPg({
+    connectionString,
+    max: options.poolMax ?? 10,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
   const prisma = new PrismaClient({ adapter: adapterFactory });
-  const listeners: pg.Client[] = [];
+  const listeners = new Set<Listener>();
   return {
     kind: 'postgres',
     prisma,
     adapterFactory,
-    async listen(channel, onPayload) {
-      // A dedicated connection: pooled connections cannot hold a LISTEN.
-      const client = new pg.Client({ connectionString });
-      await client.connect();
-      client.on('notification', (n) => n.channel === channel && onPayload(n.payload ?? ''));
-      client.on('error', () => undefined);
-      await client.query(`LISTEN "${channel.replace(/"/g, '')}"`);
-      listeners.push(client);
-      return async () => {
-        listeners.splice(listeners.indexOf(client), 1);
-        await client.end().catch(() => undefined);
+    async listen(channel, handlers) {
+      const listener = await startPgListener(
+        { connectionString, channel, connectTimeoutMs, backoff: { baseMs: 100, capMs: Math.min(options.backoffMaxMs ?? LISTENER_RECONNECT_MAX_MS, LISTENER_RECONNECT_MAX_MS) }, heartbeatMs: LISTENER_HEARTBEAT_MS },
+        handlers,
+      );
+      listeners.add(listener);
+      return {
+        get connected() {
+          return listener.connected;
+        },
+        async close() {
+          listeners.delete(listener);
+          await listener.close();
+        },
       };
     },
     async close() {
-      await Promise.all(listeners.splice(0).map((c) => c.end().catch(() => undefined)));
+      await Promise.all([...listeners].map((l) => l.close()));
+      listeners.clear();
       await prisma.$disconnect();
     },
   };
@@ -74,9 +114,10 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     prisma,
     adapterFactory,
-    async listen(channel, onPayload) {
-      const unlisten = await pglite.listen(channel, onPayload);
-      return async () => unlisten();
+    async listen(channel, handlers) {
+      // In-process: nothing to lose, nothing to reconnect.
+      const unlisten = await pglite.listen(channel, handlers.onPayload);
+      return { connected: true, close: async () => unlisten() };
     },
     async close() {
       await prisma.$disconnect();

@@ -5,6 +5,7 @@ import { dropNulls, validate } from './common.js';
 import type { GraphQLContext } from './context.js';
 import { parseChannelConfig, type AdapterChannelName } from '../channels/index.js';
 import { ValidationError } from '../errors.js';
+import { liveState } from '../events/live.js';
 import * as notifications from '../notifications/notifications.js';
 import {
   CHANNEL_ENUM,
@@ -330,14 +331,17 @@ builder.subscriptionFields((t) => ({
     extensions: { scope: 'notifications:read' },
     description: 'The units of a request each time one of them changes status, in any gateway process.',
     args: { incomingId: t.arg.string({ required: true, description: 'The request identifier.' }) },
-    subscribe: (_root, args, ctx) => ctx.bus.subscribe('notification', validate(uuid, args.incomingId, 'incomingId')),
-    resolve: (query, _key, args, ctx) => {
+    subscribe: (_root, args, ctx) => {
+      const incomingId = validate(uuid, args.incomingId, 'incomingId');
       const systemId = boundSystemId(ctx);
-      return ctx.db.notification.findMany({
-        ...query,
-        where: { incomingId: args.incomingId, ...(systemId !== null && { systemId }) },
-        orderBy: [{ createTime: 'asc' }, { id: 'asc' }],
+      return liveState(ctx.bus, 'notification', incomingId, {
+        read: () =>
+          ctx.db.notification.findMany({
+            where: { incomingId, ...(systemId !== null && { systemId }) },
+            orderBy: [{ createTime: 'asc' }, { id: 'asc' }],
+          }),
       });
     },
+    resolve: (_query, units) => units,
   }),
 }));

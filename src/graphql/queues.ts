@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as queues from '../queues/queues.js';
 import { queueFilter, queueName, queueRules, type QueueOrder } from '../queues/queue-rules.js';
+import { liveState } from '../events/live.js';
 
 const QueueStatus = builder.enumType('QueueStatus', {
   description: 'Whether a queue accepts new tasks.',
@@ -148,7 +149,10 @@ builder.subscriptionFields((t) => ({
     nullable: true,
     description: 'The queue each time it changes, made by any gateway process; null once it is deleted.',
     args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
-    subscribe: (_root, args, ctx) => ctx.bus.subscribe('queue', validate(queueName, args.name, 'name')),
-    resolve: (query, name, _args, ctx) => ctx.db.queue.findUnique({ ...query, where: { name: name as unknown as string } }),
+    subscribe: (_root, args, ctx) => {
+      const name = validate(queueName, args.name, 'name');
+      return liveState(ctx.bus, 'queue', name, { read: () => ctx.db.queue.findUnique({ where: { name } }) });
+    },
+    resolve: (_query, queue) => queue,
   }),
 }));

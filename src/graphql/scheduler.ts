@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
+import { followKey } from '../events/live.js';
 
 const JobStatus = builder.enumType('JobStatus', {
   description: 'Whether a job fires on its schedule.',
@@ -311,16 +312,20 @@ builder.mutationFields((t) => {
   };
 });
 
-/** Each change of an instance of the job, made by any gateway process, as the instance id (re-read on resolve). */
-async function* instanceChanges(ctx: GraphQLContext, name: string): AsyncGenerator<string> {
+/**
+ * Each change of an instance of the job, made by any gateway process, as the instance id (re-read on resolve). Every
+ * signal (an event, or a resync after the LISTEN connection came back) reads what changed since the last one seen.
+ */
+function instanceChanges(ctx: GraphQLContext, name: string): AsyncIterableIterator<string> {
   let since = new Date();
   let seenAtSince = new Set<string>();
-  for await (const _ of ctx.bus.subscribe('jobInstance', name)) {
+  return followKey(ctx.bus, 'jobInstance', name, async () => {
     const rows = await ctx.db.jobInstance.findMany({
       where: { jobName: name, updateTime: { gte: since } },
       orderBy: [{ updateTime: 'asc' }, { id: 'asc' }],
       select: { id: true, status: true, updateTime: true },
     });
+    const changed: string[] = [];
     for (const row of rows) {
       const key = `${row.id}:${row.status}`;
       if (row.updateTime.getTime() === since.getTime() && seenAtSince.has(key)) continue;
@@ -329,9 +334,10 @@ async function* instanceChanges(ctx: GraphQLContext, name: string): AsyncGenerat
         seenAtSince = new Set();
       }
       seenAtSince.add(key);
-      yield row.id;
+      changed.push(row.id);
     }
-  }
+    return changed;
+  });
 }
 
 builder.subscriptionFields((t) => ({

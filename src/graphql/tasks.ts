@@ -8,6 +8,7 @@ import * as tasks from '../tasks/tasks.js';
 import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
+import { liveState } from '../events/live.js';
 
 const TaskStatus = builder.enumType('TaskStatus', {
   description: 'Where a task stands; the transitions are listed in docs/decisions.md.',
@@ -230,7 +231,11 @@ builder.subscriptionFields((t) => ({
     args: keyArgs(t.arg),
     subscribe: (_root, args, ctx) => {
       const key = validate(taskKey, args);
-      return ctx.bus.subscribe('task', taskEventKey(key.queueName, key.name));
+      return liveState<TaskStatusName | null>(ctx.bus, 'task', taskEventKey(key.queueName, key.name), {
+        read: () => tasks.taskStatusOf(ctx.db, key),
+        fromEvent: (status) => status as TaskStatusName, // task events carry the new status, in commit order
+        emitsAfterResync: (status) => status !== null,
+      });
     },
     resolve: (status, args) => ({ queueName: args.queueName, name: args.name, status: status as unknown as TaskStatusName }),
   }),
@@ -239,7 +244,10 @@ builder.subscriptionFields((t) => ({
     extensions: { scope: 'tasks:read' },
     description: "The queue's task counts each time one of its tasks changes, in any gateway process.",
     args: { queueName: t.arg.string({ required: true, description: 'Queue name.' }) },
-    subscribe: (_root, args, ctx) => ctx.bus.subscribe('queueTasks', validate(queueName, args.queueName, 'queueName')),
-    resolve: (_key, args, ctx) => tasks.tasksSummary(ctx.db, args.queueName),
+    subscribe: (_root, args, ctx) => {
+      const name = validate(queueName, args.queueName, 'queueName');
+      return liveState(ctx.bus, 'queueTasks', name, { read: () => tasks.tasksSummary(ctx.db, name) });
+    },
+    resolve: (summary) => summary,
   }),
 }));

@@ -1,8 +1,8 @@
 import type { FieldIssue } from '../errors.js';
 
 // JSON-RPC 2.0 envelopes and error codes: the standard ones, and the application codes this gateway documents
-// (README "JSON-RPC errors"). JSON-RPC answers are HTTP 200, except a body over the size limit (413) and a single
-// call refused for its key or rate (401, 403, 429; see use-legacy-routes.ts).
+// (README "JSON-RPC errors"). JSON-RPC answers are HTTP 200, except a body over the size limit (413), a single
+// call refused for its key or rate (401, 403, 429) and a database outage (503, -32050; see use-legacy-routes.ts).
 
 export const RPC_ERROR = {
   PARSE_ERROR: -32700,
@@ -16,6 +16,8 @@ export const RPC_ERROR = {
   FORBIDDEN: -32003,
   RATE_LIMITED: -32029,
   PAYLOAD_TOO_LARGE: -32013,
+  /** Server error (the -32000..-32099 range): the database cannot be reached; retry after `data.retryAfterSeconds`. */
+  SERVICE_UNAVAILABLE: -32050,
 } as const;
 
 /** GraphQL `extensions.code` -> JSON-RPC code; one table for every area. */
@@ -27,6 +29,7 @@ export const RPC_CODE_BY_GRAPHQL_CODE: Record<string, number> = {
   FORBIDDEN: RPC_ERROR.FORBIDDEN,
   RATE_LIMITED: RPC_ERROR.RATE_LIMITED,
   PAYLOAD_TOO_LARGE: RPC_ERROR.PAYLOAD_TOO_LARGE,
+  SERVICE_UNAVAILABLE: RPC_ERROR.SERVICE_UNAVAILABLE,
 };
 
 export type RpcId = string | number | null;

@@ -7,35 +7,33 @@ import { completeNotification } from '../db/sql/completeNotification.js';
 import { failNotification } from '../db/sql/failNotification.js';
 import { retryNotification } from '../db/sql/retryNotification.js';
 import { renewNotificationLeases } from '../db/sql/renewNotificationLeases.js';
-import type { AppServices } from '../graphql/context.js';
+import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import type { Worker } from './types.js';
-import { createWakeUp } from './wake-up.js';
-import { startLeaseRenewal, type LeaseRenewal } from './lease-renewal.js';
+import { faultBackoff } from './backoff.js';
+import { startLeaseRenewal } from './lease-renewal.js';
+import { superviseLoop } from './supervised-loop.js';
+import { settleUntilLanded } from './settle-retry.js';
 
-// The delivery worker: claim a batch (one SQL statement, SKIP LOCKED, leased) -> deliver each unit through its
-// channel adapter -> settle (only while we still hold the lease) -> sleep until polled or nudged by a NOTIFY.
+// The delivery worker, on a supervised loop: claim a batch (one SQL statement, SKIP LOCKED, leased) -> deliver each
+// unit through its channel adapter -> settle (only while we still hold the lease; a failed settle is retried until
+// it lands, the lease renewed meanwhile, so a message already sent is not sent again after an outage) -> sleep until
+// polled or nudged by a NOTIFY.
 
 /** Channels whose settings may be absent: the adapter's defaults suffice. */
 const CONFIG_OPTIONAL = new Set(['webhook']);
-/** Failed iterations in a row (database unreachable, ...) after which the worker stops loudly. */
-const MAX_FAILURES_IN_A_ROW = 30;
 
 export function createDeliveryWorker(services: AppServices, log: Logger): Worker {
-  const { db, config, bus } = services;
+  const { db, config, bus, loops } = services;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const logger = log.child({ worker: 'delivery', workerId });
-  let stopping = false;
-  let loop: Promise<void> | undefined;
-  const wakeUp = createWakeUp();
-  /** Notifications being sent now: their leases are renewed every third of DELIVERY_LEASE_SECONDS until settled. */
+  const backoff = faultBackoff(config);
+  /** Aborted when settling writes must give up (the shutdown deadline). */
+  const giveUp = new AbortController();
+  const retry = { backoff, loops, log: logger, signal: giveUp.signal };
+  /** Notifications being sent or settled now: their leases are renewed every third of DELIVERY_LEASE_SECONDS until settled. */
   const sending = new Set<string>();
-  let renewal: LeaseRenewal | undefined;
   let unsubscribe: (() => void) | undefined;
-
-  const nudge = () => wakeUp.wake();
-  const sleep = (ms: number) => (stopping ? Promise.resolve() : wakeUp.sleep(ms));
-
   async function messageOf(unit: ClaimedNotification): Promise<unknown> {
     if (unit.channel !== 'email' || !unit.fileGroupId) return unit.payload;
     const files = await db.storedFile.findMany({ where: { groupId: unit.fileGroupId }, orderBy: { filename: 'asc' } });
@@ -71,23 +69,26 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       outcome = await outcomeOf(unit, settings);
     } catch (error) {
       outcome = { kind: 'retryable', reason: `delivery error: ${describeError(error)}` };
+    }
+    let kept: boolean;
+    try {
+      kept = await settleUntilLanded(`settle notification ${unit.id}`, () => settleOutcome(unit.id, outcome), retry);
     } finally {
       sending.delete(unit.id);
     }
-    let kept: boolean;
-    switch (outcome.kind) {
-      case 'delivered':
-        kept = await completeNotification(db, unit.id, workerId, outcome.providerMessageId ?? null);
-        break;
-      case 'retryable':
-        kept = await retryNotification(db, unit.id, workerId, outcome.reason, config.DELIVERY_BACKOFF_BASE_MS, outcome.retryAfterMs ?? 0);
-        break;
-      case 'permanent':
-        kept = await failNotification(db, unit.id, workerId, outcome.reason);
-        break;
-    }
     if (!kept) logger.warn({ notificationId: unit.id, outcome: outcome.kind }, 'lease lost before settling; another worker owns the notification');
     else if (outcome.kind !== 'delivered') logger.info({ notificationId: unit.id, channel: unit.channel, outcome }, 'delivery not done');
+  }
+
+  function settleOutcome(id: string, outcome: DeliveryOutcome): Promise<boolean> {
+    switch (outcome.kind) {
+      case 'delivered':
+        return completeNotification(db, id, workerId, outcome.providerMessageId ?? null);
+      case 'retryable':
+        return retryNotification(db, id, workerId, outcome.reason, config.DELIVERY_BACKOFF_BASE_MS, outcome.retryAfterMs ?? 0);
+      case 'permanent':
+        return failNotification(db, id, workerId, outcome.reason);
+    }
   }
 
   async function runOnce(): Promise<number> {
@@ -98,49 +99,42 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
     return claimed.length;
   }
 
-  async function run(): Promise<void> {
-    let failures = 0;
-    while (!stopping) {
-      wakeUp.reset();
-      let claimed = 0;
-      try {
-        claimed = await runOnce();
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        logger.error({ err: error, failures }, 'delivery iteration failed');
-        if (failures >= MAX_FAILURES_IN_A_ROW) {
-          logger.fatal({ failures }, 'delivery worker stopped after repeated failures');
-          return;
-        }
-      }
-      if (claimed === 0 || failures > 0) await sleep(failures > 0 ? Math.min(config.DELIVERY_POLL_MS * 2 ** failures, 30_000) : config.DELIVERY_POLL_MS);
-    }
-  }
+  const delivery = loops.add(
+    superviseLoop({
+      name: 'delivery',
+      log: logger,
+      backoff,
+      round: async (stopping) => ((stopping.aborted ? 0 : await runOnce()) > 0 ? 0 : config.DELIVERY_POLL_MS),
+    }),
+  );
+
+  const renewal = startLeaseRenewal({
+    leaseSeconds: config.DELIVERY_LEASE_SECONDS,
+    held: () => [...sending],
+    renew: (ids) => renewNotificationLeases(db, ids, workerId, config.DELIVERY_LEASE_SECONDS),
+    logger,
+    what: 'delivery',
+    loops,
+    backoff,
+  });
 
   return {
     name: 'delivery',
     start() {
-      if (loop) return;
-      unsubscribe = bus.onTopic('notification', nudge);
-      renewal = startLeaseRenewal({
-        leaseSeconds: config.DELIVERY_LEASE_SECONDS,
-        held: () => [...sending],
-        renew: (ids) => renewNotificationLeases(db, ids, workerId, config.DELIVERY_LEASE_SECONDS),
-        logger,
-        what: 'delivery',
-      });
-      loop = run();
+      unsubscribe = bus.onTopic('notification', delivery.nudge);
+      delivery.start();
+      renewal.start();
     },
-    async stop() {
-      stopping = true;
+    async stop(deadline) {
       unsubscribe?.();
-      wakeUp.wake();
-      // In-flight deliveries finish (each is bounded by its channel timeout); an unfinished lease expires and is retried.
-      await loop;
-      renewal?.stop();
+      // In-flight deliveries finish (each is bounded by its channel timeout); settles still retrying give up at the
+      // deadline, and their leases expire and are retried elsewhere.
+      const giveUpTimer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - Date.now()));
+      await delivery.stop();
+      clearTimeout(giveUpTimer);
+      await renewal.stop();
       await closeChannels();
     },
-    nudge,
+    nudge: delivery.nudge,
   };
 }

@@ -1,11 +1,11 @@
 import type { Logger } from '../log.js';
+import type { BackoffPolicy } from './backoff.js';
+import { superviseLoop, type LoopRegistry, type SupervisedLoop } from './supervised-loop.js';
 
-// While a worker holds leased rows (tasks running, notifications being sent), it extends their leases every third
-// of the lease, so a slow attempt is never taken over by another process; only a dead process lets a lease expire.
-
-export interface LeaseRenewal {
-  stop(): void;
-}
+// While a worker holds leased rows (tasks running, notifications being sent or waiting to settle), it extends their
+// leases every third of the lease, so a slow attempt is never taken over by another process; only a dead process
+// (or an outage longer than the lease) lets a lease expire. A failed renewal retries sooner, never later, than the
+// normal interval.
 
 export function startLeaseRenewal(options: {
   leaseSeconds: number;
@@ -14,18 +14,24 @@ export function startLeaseRenewal(options: {
   /** Extends their leases; answers how many are still held. */
   renew: (ids: string[]) => Promise<number>;
   logger: Logger;
-  /** What the rows are, for the log ("task", "delivery"). */
+  /** What the rows are, for the log and the loop's name ("task", "delivery"). */
   what: string;
-}): LeaseRenewal {
-  const timer = setInterval(() => {
-    const ids = options.held();
-    options
-      .renew(ids)
-      .then((kept) => {
+  loops: LoopRegistry;
+  backoff: BackoffPolicy;
+}): SupervisedLoop {
+  const intervalMs = Math.max(200, (options.leaseSeconds * 1000) / 3);
+  const loop = options.loops.add(
+    superviseLoop({
+      name: `${options.what}-lease-renewal`,
+      log: options.logger,
+      backoff: { baseMs: options.backoff.baseMs, capMs: Math.min(options.backoff.capMs, intervalMs) },
+      async round() {
+        const ids = options.held();
+        const kept = await options.renew(ids);
         if (kept < ids.length) options.logger.warn({ held: ids.length, kept }, `some ${options.what} leases were lost; their work may be done again elsewhere`);
-      })
-      .catch((error: unknown) => options.logger.error({ err: error }, `renewing ${options.what} leases failed`));
-  }, Math.max(200, (options.leaseSeconds * 1000) / 3));
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+        return intervalMs;
+      },
+    }),
+  );
+  return loop;
 }

@@ -3,9 +3,11 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
 import type { Logger } from '../log.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
-// Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape.
+// Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
+// left empty while it cannot be reached: the scrape still answers, with the process metrics).
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -31,7 +33,11 @@ export function createMetrics(db: PrismaClient, log: Logger): GatewayMetrics {
     registers,
     async collect() {
       this.reset();
-      for (const row of await countQueues(db)) this.set({ status: row.status, paused: String(row.paused) }, row.n);
+      try {
+        for (const row of await countQueues(db)) this.set({ status: row.status, paused: String(row.paused) }, row.n);
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+      }
     },
   });
   const tasksGauge = new Gauge({
@@ -45,6 +51,7 @@ export function createMetrics(db: PrismaClient, log: Logger): GatewayMetrics {
       try {
         for (const row of await countTasks(db)) this.set({ queue: row.queue, status: row.status }, row.n);
       } catch (error) {
+        if (isDatabaseUnavailable(error)) return;
         taskQueryBroken = true;
         log.warn({ err: error }, 'gateway_tasks: the Task table does not have the expected columns; gauge disabled');
       }

@@ -1,4 +1,4 @@
-import type { AppServices } from '../graphql/context.js';
+import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import { createCronScheduler, executorWorker } from './cron-scheduler.js';
 import { createDeliveryWorker } from './delivery-worker.js';

@@ -4,10 +4,14 @@ import type { Logger } from '../log.js';
 import { settleJobInstances, type Settlement } from '../db/sql/settleJobInstances.js';
 import type { StoredTarget } from './scheduler-rules.js';
 import { attemptHttp, attemptTask, type AttemptOutcome, type TaskCreator } from './targets.js';
+import { settleUntilLanded } from '../runtime/settle-retry.js';
+import type { BackoffPolicy } from '../runtime/backoff.js';
+import type { LoopRegistry } from '../runtime/supervised-loop.js';
 
 // Runs fired instances in this process: performs the target with the job's retry policy, then settles the
 // instance SUCCEEDED or FAILED. Settlements are written in batches (one statement per flush), so 1,000 firings a
-// second cost a handful of statements, not 1,000.
+// second cost a handful of statements, not 1,000; a flush that fails is retried until it lands (the target was
+// already called: losing the outcome would have the reaper fail an instance that succeeded).
 
 export interface RunnableInstance {
   id: string;
@@ -27,8 +31,8 @@ export interface JobExecutor {
   start(instance: RunnableInstance): void;
   /** Binds the tasks area (the integrator does this); until then task targets fail. */
   bindTaskCreator(creator: TaskCreator | null): void;
-  /** Interrupts running targets, settles them, flushes. */
-  stop(): Promise<void>;
+  /** Interrupts running targets, settles them, flushes (retrying until `deadline`, epoch ms). */
+  stop(deadline: number): Promise<void>;
 }
 
 const FLUSH_MS = 50;
@@ -41,9 +45,11 @@ export function backoffMs(retry: number, minMs: number, maxMs: number, maxDoubli
   return Math.min(maxMs, atCap + linear * atCap);
 }
 
-export function createJobExecutor(db: PrismaClient, log: Logger): JobExecutor {
+export function createJobExecutor(db: PrismaClient, log: Logger, faults: { loops: LoopRegistry; backoff: BackoffPolicy }): JobExecutor {
   const id = `gw-${process.pid}-${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
+  const giveUp = new AbortController();
+  const retry = { ...faults, log, signal: giveUp.signal };
   const running = new Set<Promise<void>>();
   let pending: Settlement[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
@@ -57,11 +63,11 @@ export function createJobExecutor(db: PrismaClient, log: Logger): JobExecutor {
     if (batch.length === 0) return flushing;
     flushing = flushing.then(async () => {
       try {
-        const settled = new Set(await settleJobInstances(db, id, batch));
+        const settled = new Set(await settleUntilLanded(`settle ${batch.length} job instance(s)`, () => settleJobInstances(db, id, batch), retry));
         const lost = batch.filter((s) => !settled.has(s.id));
         if (lost.length) log.warn({ instances: lost.map((s) => s.id) }, 'job instances were no longer leased to this process; outcome dropped');
       } catch (error) {
-        log.error({ err: error, count: batch.length }, 'settling job instances failed');
+        log.error({ err: error, count: batch.length }, 'settling job instances gave up at shutdown; the reaper fails them after their lease');
       }
     });
     return flushing;
@@ -122,11 +128,13 @@ export function createJobExecutor(db: PrismaClient, log: Logger): JobExecutor {
     bindTaskCreator(creator) {
       taskCreator = creator;
     },
-    async stop() {
+    async stop(deadline) {
       stopping.abort();
+      const giveUpTimer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - Date.now()));
       await Promise.allSettled([...running]);
       if (flushTimer) clearTimeout(flushTimer);
       await flush();
+      clearTimeout(giveUpTimer);
     },
   };
 }

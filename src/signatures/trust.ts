@@ -12,7 +12,12 @@ import { describeName } from './names.js';
 import type { TrustProfileName } from './signature-rules.js';
 
 // Trust anchors per profile: PEM files of the profile's directory (read once, at start) plus the roots
-// added through the API (TrustedRoot rows, cached, dropped on every change announced on topic `trustedRoot`).
+// added through the API (TrustedRoot rows, cached, dropped on every change announced on topic `trustedRoot`, on
+// every resync of the event bus, and after TRUST_CACHE_MAX_AGE_MS at the latest, so a lost NOTIFY cannot keep a
+// removed root trusted).
+
+/** The longest a cached set of API roots is used without being read again. */
+export const TRUST_CACHE_MAX_AGE_MS = 30_000;
 
 export type TrustSource = 'DIRECTORY' | 'API';
 
@@ -87,9 +92,9 @@ function directoryOf(config: Config, profile: TrustProfileName): string | undefi
 
 export class TrustStore {
   private readonly directory = new Map<TrustProfileName, TrustAnchor[]>();
-  private readonly sets = new Map<TrustProfileName, Promise<TrustSet>>();
+  private readonly sets = new Map<TrustProfileName, { set: Promise<TrustSet>; readAt: number }>();
   private generation = 1;
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: (() => void)[];
 
   constructor(
     private readonly db: PrismaClient,
@@ -98,7 +103,7 @@ export class TrustStore {
   ) {
     // read the directories now, so that a wrong TRUST_DIR* stops start-up instead of failing requests
     for (const profile of ['DEFAULT', 'CLOUD', 'TECH'] as const) this.directoryAnchors(profile);
-    this.unsubscribe = bus.onTopic('trustedRoot', () => this.invalidate());
+    this.unsubscribe = [bus.onTopic('trustedRoot', () => this.invalidate()), bus.onResync(() => this.invalidate())];
   }
 
   /** Directory anchors of a profile, read once at start (restart the gateway to pick up file changes). */
@@ -128,14 +133,14 @@ export class TrustStore {
 
   /** The anchors a verification of `profile` uses; one database read per change, not per request. */
   rootsFor(profile: TrustProfileName): Promise<TrustSet> {
-    let set = this.sets.get(profile);
-    if (!set) {
-      const version = this.generation;
-      set = this.anchors(profile).then((anchors) => ({ profile, version, roots: anchors.map((a) => a.der) }));
-      set.catch(() => this.sets.get(profile) === set && this.sets.delete(profile));
-      this.sets.set(profile, set);
-    }
-    return set;
+    const cached = this.sets.get(profile);
+    if (cached && Date.now() - cached.readAt < TRUST_CACHE_MAX_AGE_MS) return cached.set;
+    if (cached) this.generation += 1; // read again: the verifier threads must not keep what they hold of the old set
+    const version = this.generation;
+    const entry = { set: this.anchors(profile).then((anchors) => ({ profile, version, roots: anchors.map((a) => a.der) })), readAt: Date.now() };
+    entry.set.catch(() => this.sets.get(profile) === entry && this.sets.delete(profile));
+    this.sets.set(profile, entry);
+    return entry.set;
   }
 
   invalidate(): void {
@@ -144,7 +149,7 @@ export class TrustStore {
   }
 
   close(): void {
-    this.unsubscribe();
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
   async addRoot(profile: TrustProfileName, pem: string): Promise<TrustAnchor> {

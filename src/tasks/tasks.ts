@@ -64,6 +64,12 @@ export async function createTask(db: PrismaClient, input: CreateTaskInput): Prom
   );
 }
 
+/** The task's status now, or null when there is no such task. */
+export async function taskStatusOf(db: PrismaClient, key: TaskKey): Promise<TaskStatusName | null> {
+  const row = await db.task.findUnique({ where: { queueName_name: key }, select: { status: true } });
+  return row ? (row.status as TaskStatusName) : null;
+}
+
 export async function getTask(db: PrismaClient, key: TaskKey): Promise<Task> {
   const task = await db.task.findUnique({ where: { queueName_name: key } });
   if (!task) throw new NotFoundError(`${describe(key)} not found`);

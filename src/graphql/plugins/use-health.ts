@@ -1,11 +1,21 @@
 import type { Plugin } from 'graphql-yoga';
 
-export interface HealthProbe {
-  /** Throws or resolves with details; the gateway is ready when it resolves with ok. */
-  ready(): Promise<{ ok: boolean; checks: Record<string, unknown> }>;
+export interface Readiness {
+  ok: boolean;
+  /** The names of the checks that fail ("database", "listener", "worker:cron", ...): names only, no internals. */
+  failing: string[];
+  checks: Record<string, unknown>;
 }
 
-/** `GET /healthz`: the process answers. `GET /readyz`: the database answers and every migration is applied. */
+export interface HealthProbe {
+  ready(): Promise<Readiness>;
+}
+
+/**
+ * `GET /healthz`: the process answers (liveness). `GET /readyz`: 200 when the database answers, every migration is
+ * applied, the event listener is connected and no worker is backing off; else 503 naming the failing checks. Both are
+ * public, so they carry names and states only: never a host, port, driver message or stack.
+ */
 export function useHealth(probe: HealthProbe): Plugin {
   const json = (status: number, body: unknown) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
@@ -13,12 +23,14 @@ export function useHealth(probe: HealthProbe): Plugin {
     async onRequest({ url, endResponse }) {
       if (url.pathname === '/healthz') return endResponse(json(200, { status: 'ok' }));
       if (url.pathname === '/readyz') {
+        let readiness: Readiness;
         try {
-          const { ok, checks } = await probe.ready();
-          return endResponse(json(ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
-        } catch (error) {
-          return endResponse(json(503, { status: 'not ready', checks: { database: (error as Error).message } }));
+          readiness = await probe.ready();
+        } catch {
+          readiness = { ok: false, failing: ['readiness'], checks: {} };
         }
+        const { ok, failing, checks } = readiness;
+        return endResponse(json(ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', failing, checks }));
       }
     },
   };

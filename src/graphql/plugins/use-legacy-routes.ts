@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { AppError, type FieldIssue } from '../../errors.js';
+import { unavailableError } from '../../db/errors.js';
 import { readBodyText } from '../../http/body.js';
 import { toFieldIssues } from '../../validation.js';
 import { executeRoute, type GraphQLRunner } from '../../rest/execute.js';
@@ -50,7 +51,16 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         data: { fields },
       });
     }
-    const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));
+    let outcome: Awaited<ReturnType<typeof executeRoute>>;
+    try {
+      outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));
+    } catch (error) {
+      // Building the context (the key lookup) met an outage: this call's answer, in its own envelope.
+      const unavailable = unavailableError(error);
+      if (!unavailable) throw error;
+      const data = { code: unavailable.code, retryAfterSeconds: unavailable.retryAfterSeconds };
+      return rpcError(call.id, { code: RPC_ERROR.SERVICE_UNAVAILABLE, message: unavailable.message, data });
+    }
     if ('error' in outcome) return rpcError(call.id, outcome.error);
     const { result, rowsCount } = route.result(outcome.data, parsed.data);
     return { jsonrpc: '2.0', id: call.id, result, ...(rowsCount !== undefined && { rowsCount }) };
@@ -100,7 +110,10 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         }),
       );
       const kept = answers.filter((a): a is RpcResponse => a !== null);
-      return kept.length ? json(200, kept) : new Response(null, { status: 204 });
+      if (kept.length === 0) return new Response(null, { status: 204 });
+      // Only a batch that did nothing at all is safe to send again as a whole: then it is a 503; otherwise each call says.
+      if (kept.every((a) => 'error' in a && a.error.code === RPC_ERROR.SERVICE_UNAVAILABLE)) return rpcAnswer(kept[0]!, kept);
+      return json(200, kept);
     } catch (error) {
       return rpcFailureResponse(error);
     }
@@ -153,6 +166,19 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
     }
   }
 
+  /** A database outage met outside a GraphQL execution (the key lookup, say) answers 503 in the path's envelope. */
+  async function answerOrUnavailable(handle: () => Promise<Response>, envelope: (status: number, code: string, message: string, retryAfter: number) => Response): Promise<Response> {
+    try {
+      return await handle();
+    } catch (error) {
+      const unavailable = unavailableError(error);
+      if (!unavailable) throw error;
+      return envelope(unavailable.httpStatus, unavailable.code, unavailable.message, unavailable.retryAfterSeconds);
+    }
+  }
+  const rpcUnavailable = (status: number, code: string, message: string, retryAfter: number) =>
+    json(status, rpcError(null, { code: RPC_CODE_BY_GRAPHQL_CODE[code]!, message, data: { code, retryAfterSeconds: retryAfter } }), { 'retry-after': String(retryAfter) });
+
   return {
     async onRequest({ request, url, endResponse }) {
       const path = url.pathname;
@@ -165,11 +191,15 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         if (request.method !== 'POST') {
           return endResponse(json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' }));
         }
-        const refused = await options.requireKey?.(request);
-        if (refused) {
-          return endResponse(json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' }));
-        }
-        return endResponse(await (rpcRoute ? handleDocumentedPath(request, rpcRoute) : handleRpc(request)));
+        return endResponse(
+          await answerOrUnavailable(async () => {
+            const refused = await options.requireKey?.(request);
+            if (refused) {
+              return json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
+            }
+            return rpcRoute ? handleDocumentedPath(request, rpcRoute) : handleRpc(request);
+          }, rpcUnavailable),
+        );
       }
       let methodMismatch: HttpRoute | undefined;
       for (const { route, match } of httpMatchers) {
@@ -179,7 +209,12 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
           methodMismatch ??= route;
           continue;
         }
-        return endResponse(await handleHttp(request, url, route, params));
+        return endResponse(
+          await answerOrUnavailable(
+            () => handleHttp(request, url, route, params),
+            (status, code, message, retryAfter) => json(status, route.errorBody({ status, code, message }), { 'retry-after': String(retryAfter) }),
+          ),
+        );
       }
       if (methodMismatch) {
         const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
@@ -200,20 +235,22 @@ const HTTP_STATUS_BY_CODE: Record<string, number> = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
 };
 
-/** Access and rate refusals of a single call keep their HTTP meaning (401, 403, 429 + Retry-After); the rest is 200. */
-const RPC_HTTP_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, FORBIDDEN: 403, RATE_LIMITED: 429 };
+/** Access and rate refusals and outages of a single call keep their HTTP meaning (401, 403, 429 / 503 + Retry-After); the rest is 200. */
+const RPC_HTTP_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, FORBIDDEN: 403, RATE_LIMITED: 429, SERVICE_UNAVAILABLE: 503 };
 
-function rpcAnswer(answer: RpcResponse): Response {
-  if (!('error' in answer)) return json(200, answer);
+/** The HTTP answer of one call (`body` given: a batch whose calls all share this answer's status). */
+function rpcAnswer(answer: RpcResponse, body: RpcResponse | RpcResponse[] = answer): Response {
+  if (!('error' in answer)) return json(200, body);
   const code = answer.error.data?.code;
   const status = typeof code === 'string' ? RPC_HTTP_STATUS[code] : undefined;
-  if (status === undefined) return json(200, answer);
+  if (status === undefined) return json(200, body);
   const retry = answer.error.data?.retryAfterSeconds;
   const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
   if (typeof retry === 'number') headers['retry-after'] = String(retry);
-  return json(status, answer, headers);
+  return json(status, body, headers);
 }
 
 function rpcFailureResponse(error: unknown): Response {

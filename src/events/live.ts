@@ -1,0 +1,98 @@
+import type { BusSignal, EventBus, EventTopic } from './bus.js';
+
+// Subscriptions follow one key of a topic. Each event says what to emit; after a resync (the LISTEN connection was
+// lost and came back) the subscription re-reads and emits the current state only if it changed during the gap.
+
+const DONE: IteratorResult<never> = { value: undefined, done: true };
+
+/**
+ * Emits what `handle` answers for each signal about `key` (after `init`, awaited on the first read). Returns are
+ * immediate, even while waiting for the next signal, so a closed subscription holds nothing.
+ */
+export function followKey<T>(
+  bus: EventBus,
+  topic: EventTopic,
+  key: string,
+  handle: (signal: BusSignal) => Promise<readonly T[]>,
+  init?: () => Promise<void>,
+): AsyncIterableIterator<T> {
+  const signals = bus.subscribe(topic, key);
+  let started: Promise<void> | undefined;
+  let pending: T[] = [];
+  let closed = false;
+  const close = async (): Promise<IteratorResult<T>> => {
+    closed = true;
+    pending = [];
+    await signals.return?.();
+    return DONE;
+  };
+  return {
+    async next() {
+      try {
+        await (started ??= init?.() ?? Promise.resolve());
+        while (pending.length === 0) {
+          if (closed) return DONE;
+          const signal = await signals.next();
+          if (signal.done || closed) return DONE;
+          pending = [...(await handle(signal.value))];
+        }
+        return closed ? DONE : { value: pending.shift()!, done: false };
+      } catch (error) {
+        await close();
+        throw error;
+      }
+    },
+    return: close,
+    async throw(error: unknown) {
+      await close();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+export interface LiveStateOptions<T> {
+  /** The current state (read when the subscription starts, to compare with after a resync, and after a resync). */
+  read: () => Promise<T>;
+  /** The state an event announces; default: read() again. */
+  fromEvent?: (detail: string) => T | Promise<T>;
+  /** Equal fingerprints mean no change; default: the JSON text. */
+  fingerprint?: (state: T) => string;
+  /** Whether a state found after a resync is worth emitting (default: any). */
+  emitsAfterResync?: (state: T) => boolean;
+}
+
+const jsonFingerprint = (state: unknown) => JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+
+/** The state of one key after every event, and after a resync when it changed while events could not arrive. */
+export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, options: LiveStateOptions<T>): AsyncIterableIterator<T> {
+  const fingerprint = options.fingerprint ?? jsonFingerprint;
+  let last: string | undefined;
+  return followKey(
+    bus,
+    topic,
+    key,
+    async (signal) => {
+      if (signal.kind === 'event') {
+        const state = await (options.fromEvent ? options.fromEvent(signal.detail) : options.read());
+        last = fingerprint(state);
+        return [state];
+      }
+      let state: T;
+      try {
+        state = await options.read();
+      } catch {
+        return []; // still unreachable: the next event or resync tries again
+      }
+      const now = fingerprint(state);
+      if (now === last) return [];
+      last = now;
+      return options.emitsAfterResync && !options.emitsAfterResync(state) ? [] : [state];
+    },
+    async () => {
+      last = fingerprint(await options.read());
+    },
+  );
+}

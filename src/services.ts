@@ -1,0 +1,32 @@
+import type { PrismaClient } from './generated/prisma/client.js';
+import type { Config } from './config.js';
+import type { EventBus } from './events/bus.js';
+import type { QueueDeleteGuard } from './queues/queues.js';
+import type { CmsVerifierPool } from './signatures/pool.js';
+import type { TrustStore } from './signatures/trust.js';
+import type { JobExecutor } from './scheduler/executor.js';
+import type { KeyVerifier } from './access/api-keys.js';
+import type { RateLimiter } from './access/rate-limit.js';
+import type { GatewayMetrics } from './runtime/metrics.js';
+import type { LoopRegistry } from './runtime/supervised-loop.js';
+import type { Logger } from './log.js';
+
+/** What every resolver, REST route and worker of one process shares (the GraphQL context adds the caller). */
+export interface AppServices {
+  db: PrismaClient;
+  config: Config;
+  bus: EventBus;
+  queueDeleteGuards: QueueDeleteGuard[];
+  /** trust anchors per verification profile (signatures area) */
+  trust: TrustStore;
+  /** worker_threads running CMS verification */
+  verifier: CmsVerifierPool;
+  /** Runs fired and manual job instances in this process. */
+  jobExecutor: JobExecutor;
+  keys: KeyVerifier;
+  rateLimiter: RateLimiter;
+  metrics: GatewayMetrics;
+  /** The supervised loops of this process (readiness reads them; a resync wakes them). */
+  loops: LoopRegistry;
+  log: Logger;
+}

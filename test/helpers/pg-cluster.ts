@@ -1,0 +1,84 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+// A PostgreSQL cluster of the test's own (initdb + pg_ctl from the Debian packages), in a temporary directory on a
+// free port, so a test can stop and start the database under running gateways. PostgreSQL refuses to run as root:
+// when the tests run as root (CI), the cluster's commands run as the `postgres` user.
+
+export interface PgCluster {
+  port: number;
+  /** A URL of a database of this cluster. */
+  url(database?: string): string;
+  /** pg_ctl stop: "fast" disconnects clients cleanly; "immediate" kills the server as a crash would. */
+  stop(mode: 'fast' | 'immediate'): void;
+  start(): void;
+  createDatabase(name: string): Promise<string>;
+  destroy(): void;
+}
+
+function binDir(): string {
+  const fromPgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  const candidates = [
+    ...(fromPgConfig.status === 0 ? [fromPgConfig.stdout.trim()] : []),
+    ...readdirSync('/usr/lib/postgresql')
+      .sort((a, b) => Number(b) - Number(a))
+      .map((v) => `/usr/lib/postgresql/${v}/bin`),
+  ];
+  for (const dir of candidates) if (spawnSync(join(dir, 'initdb'), ['--version']).status === 0) return dir;
+  throw new Error('initdb not found: install the Debian package postgresql (initdb and pg_ctl are needed)');
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startPgCluster(): Promise<PgCluster> {
+  const bin = binDir();
+  const port = await freePort();
+  const root = mkdtempSync(join(tmpdir(), 'gw-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    execFileSync(file, argv, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  };
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    chownSync(root, uid, gid);
+  }
+  const data = join(root, 'data');
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`;
+  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
+  start();
+  const url = (database = 'postgres') => `postgresql://postgres@127.0.0.1:${port}/${database}`;
+  return {
+    port,
+    url,
+    stop: (mode) => run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']),
+    start,
+    async createDatabase(name) {
+      const client = new pg.Client({ connectionString: url() });
+      await client.connect();
+      await client.query(`CREATE DATABASE "${name}"`);
+      await client.end();
+      return url(name);
+    },
+    destroy() {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } catch {
+        /* already stopped */
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
