@@ -10,6 +10,10 @@ import { startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { eventually, sleep, startSink, type Sink } from './helpers/sink.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { startGateway, type Gateway } from '../src/app.js';
+import { createApiKey } from '../src/access/api-keys.js';
 
 // Database faults as an operator meets them: two gateway processes on a PostgreSQL cluster of the test's own, which is
 // stopped (fast, then immediate) for 3 s and for 20 s while cron jobs fire, tasks run and notifications are sent.
@@ -69,6 +73,9 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
   let taskSink: TaskSink;
   let cronSink: Sink;
   let fixtures: Fixtures;
+  /** A third gateway, in this process, that requires keys and looks each one up every time. */
+  let keyed: Gateway;
+  let key: string;
 
   beforeAll(async () => {
     cluster = await startPgCluster();
@@ -91,6 +98,10 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
     const started = await startGatewayProcesses(2, env);
     children = started.children;
     [A, B] = started.urls as [string, string];
+    keyed = await startGateway(loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'on', AUTH_CACHE_MS: '0', SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' }), {
+      log: pino({ level: 'silent' }),
+    });
+    ({ key } = await createApiKey(keyed.services.db, { name: 'faults', scopes: ['queues:read'] }));
     await rpc(A, 'createQueue', { name: 'work', rate: 20 });
     await rpc(A, 'createQueue', { name: 'watched' });
     await rpc(A, 'create', { name: 'tick', schedule: '* * * * * *', target: { http: { url: `${cronSink.url}/tick` } } });
@@ -102,6 +113,7 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await keyed?.close();
     await Promise.all(children.map((c) => c.stop()));
     await sql?.end().catch(() => undefined);
     await Promise.all([taskSink?.close(), cronSink?.close()]);
@@ -177,12 +189,40 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
       const call = await rpc(url, 'getQueue', { name: 'work' });
       expect(call.status).toBe(503);
       expect(call.body.error).toMatchObject({ code: -32050, data: { code: 'SERVICE_UNAVAILABLE' } });
+      // A batch that did nothing at all may be sent again whole: 503. A batch where some call answered: 200, per call.
+      const batch = (calls: unknown[]) => fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(calls) });
+      const down = await batch([{ jsonrpc: '2.0', id: 1, method: 'getQueue', params: { name: 'work' } }, { jsonrpc: '2.0', id: 2, method: 'listQueues' }]);
+      expect(down.status).toBe(503);
+      expect(((await down.json()) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32050, -32050]);
+      const mixed = await batch([{ jsonrpc: '2.0', id: 1, method: 'noSuchMethod' }, { jsonrpc: '2.0', id: 2, method: 'getQueue', params: { name: 'work' } }]);
+      expect(mixed.status).toBe(200);
+      expect(((await mixed.json()) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32601, -32050]);
+      // A subscription started now is refused with the same code over graphql-ws.
+      const refused = wsSubscription(url, 'subscription { queueChanged(name: "work") { rate } }');
+      await eventually(async () => refused.events.length > 0, 5000);
+      expect(JSON.stringify(refused.events[0])).toContain('SERVICE_UNAVAILABLE');
+      await refused.close();
       const rest = await fetch(`${url}/v1/type/webhook`);
       expect(rest.status).toBe(503);
       expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
       const restBody = await rest.text();
       for (const leak of [String(cluster.port), '127.0.0.1', 'ECONNREFUSED', 'reach database']) expect(restBody).not.toContain(leak);
     }
+    // With AUTH=on, the key itself cannot be looked up: the same 503s, and graphql-ws closes with 1013 (try again later).
+    const auth = { authorization: `Bearer ${key}` };
+    const keyedCall = await rpc(keyed.url, 'getQueue', { name: 'work' }, {}, auth);
+    expect(keyedCall.status).toBe(503);
+    expect(keyedCall.body.error.code).toBe(-32050);
+    const keyedGql = await fetch(`${keyed.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ query: '{ queues { totalCount } }' }) });
+    expect(keyedGql.status).toBe(503);
+    expect(((await keyedGql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('SERVICE_UNAVAILABLE');
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => {
+      const socket = new WebSocket(`${keyed.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: auth })));
+      socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    });
+    expect(closed.code).toBe(1013);
+    expect(closed.reason).not.toContain(String(cluster.port));
     await eventually(async () => [A, B].every((url) => readiness.some((r) => r.url === url && r.status === 503 && r.at > downAt)), 10_000);
     await sleep(Math.max(0, downAt + downMs - Date.now()));
     cluster.start();

@@ -105,3 +105,48 @@ describe('serve and SIGTERM', () => {
     await again.close();
   }, 60_000);
 });
+
+describe('shutdown phases side by side (PostgreSQL)', () => {
+  it('stops claiming at SIGTERM, keeps answering through the ready delay, and hands a running task back before the grace time ends', async () => {
+    const { startGatewayProcess } = await import('./helpers/process.js');
+    const { startTaskSink } = await import('./helpers/task-sink.js');
+    const { rpc } = await import('./helpers/gateway.js');
+    const { eventually } = await import('./helpers/sink.js');
+    const pg = (await import('pg')).default;
+    const db = await freshDatabase('postgres');
+    const sink = await startTaskSink();
+    // Waiting for running tasks (60 s) would outlast the grace (3 s): the hand-back must not wait for it.
+    const child = startGatewayProcess({ ...db.env, SHUTDOWN_GRACE_MS: '3000', SHUTDOWN_READY_DELAY_MS: '1000', TASK_STOP_WAIT_MS: '60000', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+    const sql = new pg.Client({ connectionString: db.url });
+    try {
+      const url = await child.url;
+      await rpc(url, 'createQueue', { name: 'drain', rate: 5 });
+      await rpc(url, 'createTask', { queueName: 'drain', name: 'held', target: { url: `${sink.url}/hold` } });
+      await eventually(async () => sink.hits.some((h) => h.task === 'held'));
+      const exited = new Promise<{ code: number | null; at: number }>((r) => child.proc.once('exit', (code) => r({ code, at: Date.now() })));
+      const sentAt = Date.now();
+      child.proc.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      // Still answering (the ready delay), but no longer claiming: this task is left for another process.
+      const late = await rpc(url, 'createTask', { queueName: 'drain', name: 'late', target: { url: `${sink.url}/work` } });
+      expect(late.body.result?.status).toBe('READY');
+      expect((await fetch(`${url}/readyz`)).status).toBe(503);
+      const { code, at } = await exited;
+      expect(code).toBe(0);
+      expect(at - sentAt).toBeLessThan(3000);
+      await sql.connect();
+      const { rows } = await sql.query(`SELECT name, status::text, "lockedBy", "lastError" FROM "Task" ORDER BY name`);
+      expect(rows).toEqual([
+        { name: 'held', status: 'READY', lockedBy: null, lastError: 'handed back: the gateway process running it stopped' },
+        { name: 'late', status: 'READY', lockedBy: null, lastError: null },
+      ]);
+      expect(sink.hits.some((h) => h.task === 'late')).toBe(false);
+    } finally {
+      await child.stop();
+      await sql.end().catch(() => undefined);
+      sink.release();
+      await sink.close();
+      await db.drop();
+    }
+  }, 60_000);
+});
