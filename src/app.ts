@@ -8,15 +8,13 @@ import type { GraphQLRunner } from './rest/execute.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { databaseOptions, openDatabase, type Database } from './db/client.js';
-import { applyMigrations, pendingMigrationNames } from './db/migrations.js';
-import { appliedMigrations } from './db/sql/appliedMigrations.js';
-import { pingDatabase } from './db/sql/pingDatabase.js';
-import { unavailableError } from './db/errors.js';
+import { applyMigrations } from './db/migrations.js';
+import { isDatabaseUnavailable } from './db/errors.js';
 import { startEventBus } from './events/bus.js';
 import { buildSchema } from './graphql/schema.js';
 import { maskError } from './graphql/errors.js';
 import type { AppServices } from './services.js';
-import { useHealth, type Readiness } from './graphql/plugins/use-health.js';
+import { useHealth } from './graphql/plugins/use-health.js';
 import { useLegacyRoutes } from './graphql/plugins/use-legacy-routes.js';
 import { allRpcRoutes } from './rest/routes.js';
 import { allHttpRoutes } from './rest/http-routes.js';
@@ -36,6 +34,7 @@ import { createMetrics } from './runtime/metrics.js';
 import { createLoopRegistry } from './runtime/supervised-loop.js';
 import { faultBackoff } from './runtime/backoff.js';
 import { untilDeadline } from './runtime/deadline.js';
+import { createReadiness } from './runtime/readiness.js';
 import { keyRequirement, useAccessControl } from './graphql/plugins/use-access-control.js';
 import { useRateLimit } from './graphql/plugins/use-rate-limit.js';
 import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
@@ -44,8 +43,6 @@ import { useRequestId } from './graphql/plugins/use-request-id.js';
 import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { compilePath } from './rest/http-route.js';
 
-/** How long /readyz waits for the database to answer before calling it unreachable. */
-const READY_PROBE_TIMEOUT_MS = 2000;
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
 
@@ -115,28 +112,6 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   const templates = httpRoutes.map((r) => ({ path: r.path as string, match: compilePath(r.path) }));
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
 
-  /** What /readyz reports: each check by name and state only. */
-  async function readiness(): Promise<Readiness> {
-    const databaseOk = await pingDatabase(database.prisma, READY_PROBE_TIMEOUT_MS);
-    const pending = databaseOk ? pendingMigrationNames(await appliedMigrations(database.prisma)).length : 0;
-    const workers = Object.fromEntries(services.loops.statuses().map((l) => [l.name, l.state]));
-    const checks = {
-      database: databaseOk ? 'ok' : 'unreachable',
-      migrations: !databaseOk ? 'unknown' : pending ? 'pending' : 'ok',
-      listener: bus.connected ? 'ok' : 'disconnected',
-      workers,
-      draining,
-    };
-    const failing = [
-      ...(databaseOk ? [] : ['database']),
-      ...(pending ? ['migrations'] : []),
-      ...(bus.connected ? [] : ['listener']),
-      ...Object.entries(workers).filter(([, state]) => state === 'backing-off').map(([name]) => `worker:${name}`),
-      ...(draining ? ['draining'] : []),
-    ];
-    return { ok: failing.length === 0, failing, checks };
-  }
-
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
@@ -153,7 +128,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         const cause = (err as { originalError?: unknown } | undefined)?.originalError;
         const clientError = err !== undefined && (cause instanceof AppError || (err.name === 'GraphQLError' && cause === undefined));
         // An outage is announced by the workers and the event bus; each request that meets it is only a warning.
-        const outage = err !== undefined && unavailableError(cause ?? err) !== undefined;
+        const outage = err !== undefined && isDatabaseUnavailable(cause ?? err);
         (clientError ? log.debug.bind(log) : outage ? log.warn.bind(log) : log.error.bind(log))({ err }, args.map(String).join(' '));
       },
     },
@@ -174,7 +149,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         },
         metrics,
       ),
-      useHealth({ ready: readiness }),
+      useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
       useLegacyRoutes({
         rpcRoutes,
         httpRoutes,
@@ -223,8 +198,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
           principal = key ? await services.keys.verify(key) : null;
         } catch (error) {
           // An outage is not a refusal: close with 1013 (try again later), naming no internals.
-          const unavailable = unavailableError(error);
-          if (!unavailable) throw error;
+          if (!isDatabaseUnavailable(error)) throw error;
           ctx.extra.socket.close(WS_TRY_AGAIN_LATER, 'Service unavailable: the database cannot be reached; retry shortly');
           return false;
         }

@@ -4,7 +4,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { checkSignStatus, gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually, sleep } from './helpers/sink.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
@@ -37,8 +37,7 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     for (const statement of statements) await sql.query(statement);
     await sql.query('COMMIT');
   };
-  const verify = async () =>
-    ((await (await fetch(`${t.url}/v1/checkSign/cms`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmsBase64: fixtures.b64('untrusted.p7s') }) })).json()) as { status: { code: string } }).status.code;
+  const verify = () => checkSignStatus(t.url, fixtures.b64('untrusted.p7s'));
 
   it('subscriptions emit what changed during the gap (once, and nothing when nothing changed); the trust cache is dropped', async () => {
     await rpc(t.url, 'createQueue', { name: 'r', rate: 2 });
@@ -90,8 +89,7 @@ describe('trust cache age bound', () => {
     const sql = new pg.Client({ connectionString: t.db.url });
     await sql.connect();
     try {
-      const verify = async () =>
-        ((await (await fetch(`${t.url}/v1/checkSign/cms`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmsBase64: fixtures.b64('untrusted.p7s') }) })).json()) as { status: { code: string } }).status.code;
+      const verify = () => checkSignStatus(t.url, fixtures.b64('untrusted.p7s'));
       const pem = readFileSync(join(fixtures.dir, 'untrusted-root.pem'), 'utf8');
       await gql(t.url, 'mutation($pem: String!) { addTrustedRoot(profile: DEFAULT, pem: $pem) { fingerprint } }', { pem });
       expect(await verify()).toBe('VERIFICATION_SUCCESS');

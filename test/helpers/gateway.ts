@@ -68,3 +68,9 @@ export async function post(url: string, path: string, body: string, headers: Rec
   }
   return { status: res.status, body: parsed };
 }
+
+/** The status code the v1 CMS path answers for a signature (base64). */
+export async function checkSignStatus(url: string, cmsBase64: string): Promise<string> {
+  const res = await fetch(`${url}/v1/checkSign/cms`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmsBase64 }) });
+  return ((await res.json()) as { status: { code: string } }).status.code;
+}

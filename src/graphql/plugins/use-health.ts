@@ -1,21 +1,11 @@
 import type { Plugin } from 'graphql-yoga';
-
-export interface Readiness {
-  ok: boolean;
-  /** The names of the checks that fail ("database", "listener", "worker:cron", ...): names only, no internals. */
-  failing: string[];
-  checks: Record<string, unknown>;
-}
+import type { Readiness } from '../../runtime/readiness.js';
 
 export interface HealthProbe {
   ready(): Promise<Readiness>;
 }
 
-/**
- * `GET /healthz`: the process answers (liveness). `GET /readyz`: 200 when the database answers, every migration is
- * applied, the event listener is connected and no worker is backing off; else 503 naming the failing checks. Both are
- * public, so they carry names and states only: never a host, port, driver message or stack.
- */
+/** `GET /healthz`: the process answers (liveness). `GET /readyz`: 200 when ready (src/runtime/readiness.ts), else 503. */
 export function useHealth(probe: HealthProbe): Plugin {
   const json = (status: number, body: unknown) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
