@@ -199,6 +199,10 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
       await eventually(async () => refused.events.length > 0, 5000);
       expect(JSON.stringify(refused.events[0])).toContain('SERVICE_UNAVAILABLE');
       await refused.close();
+      // /metrics still answers, with the process metrics (the database gauges are left empty).
+      const metrics = await fetch(`${url}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('gateway_process_');
       const rest = await fetch(`${url}/v1/type/webhook`);
       expect(rest.status).toBe(503);
       expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
