@@ -45,3 +45,19 @@ describe('access scopes', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('route tables', () => {
+  it('claim each path once, and the guard fires on a real duplicate', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    const { allRpcRoutes, assertUniqueRoutes } = await import('../src/rest/routes.js');
+    const { allHttpRoutes } = await import('../src/rest/http-routes.js');
+    const config = loadConfig({});
+    const rpc = allRpcRoutes(config);
+    const http = allHttpRoutes(config);
+    expect(rpc.length).toBeGreaterThan(20);
+    expect(() => assertUniqueRoutes([...rpc, rpc[3]!], (r) => r.path)).toThrow(`two legacy routes claim ${rpc[3]!.path}`);
+    expect(() => assertUniqueRoutes([...http, { ...http[0]! }], (r) => `${r.method} ${r.path}`)).toThrow(`two legacy routes claim ${http[0]!.method} ${http[0]!.path}`);
+    // The same path under two methods is two routes (the stubs' GET and PUT /v1/type/{type}/ids/{ids}).
+    expect(http.filter((r) => r.path === '/v1/type/{type}/ids/{ids}').map((r) => r.method).sort()).toEqual(['GET', 'PUT']);
+  });
+});

@@ -4,8 +4,10 @@ import { identityRoutes } from './identity.routes.js';
 import { signatureRoutes } from './signatures.routes.js';
 import { notificationRoutes } from './notifications.routes.js';
 import { stubRoutes } from './stubs.routes.js';
+import { assertUniqueRoutes } from './routes.js';
 
 /** Every legacy REST (non JSON-RPC) path of the spec; each area adds its table here. */
 export function allHttpRoutes(config: Config): HttpRoute[] {
-  return [...identityRoutes(config), ...signatureRoutes(config), ...notificationRoutes(), ...stubRoutes(config)];
+  const routes = [...identityRoutes(config), ...signatureRoutes(config), ...notificationRoutes(), ...stubRoutes(config)];
+  return [...assertUniqueRoutes(routes, (r) => `${r.method} ${r.path}`)];
 }

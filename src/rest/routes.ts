@@ -2,15 +2,20 @@ import type { Config } from '../config.js';
 import { queueRoutes } from './queues.routes.js';
 import { schedulerRoutes } from './scheduler.routes.js';
 import { taskRoutes } from './tasks.routes.js';
-import { methodOf, type RpcRoute } from './route.js';
+import type { RpcRoute } from './route.js';
+
+/** Throws when two routes claim the same key (a path, or a method and path): the second would never be reached. */
+export function assertUniqueRoutes<R>(routes: readonly R[], keyOf: (route: R) => string): readonly R[] {
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const key = keyOf(route);
+    if (seen.has(key)) throw new Error(`two legacy routes claim ${key}`);
+    seen.add(key);
+  }
+  return routes;
+}
 
 /** Every legacy JSON-RPC path of the spec; each area adds its table here. */
 export function allRpcRoutes(config: Config): RpcRoute[] {
-  const routes = [...queueRoutes(config), ...taskRoutes(), ...schedulerRoutes(config)];
-  const seen = new Set<string>();
-  for (const r of routes) {
-    if (seen.has(r.path)) throw new Error(`two legacy routes claim ${r.path}`);
-    seen.add(methodOf(r));
-  }
-  return routes;
+  return [...assertUniqueRoutes([...queueRoutes(config), ...taskRoutes(), ...schedulerRoutes(config)], (r) => r.path)];
 }
