@@ -1,9 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
-import type { DocumentNode, ExecutionArgs } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { GraphQLRunner } from './rest/execute.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
@@ -28,7 +26,6 @@ import { createJobExecutor } from './scheduler/executor.js';
 import { refuseDeleteWhileRunning } from './tasks/tasks.js';
 import { createSchedulerTaskCreator } from './tasks/scheduler-task-creator.js';
 import { createKeyVerifier } from './access/api-keys.js';
-import { presentedKey, type Principal } from './access/principal.js';
 import { RateLimiter } from './access/rate-limit.js';
 import { createMetrics } from './runtime/metrics.js';
 import { createLoopRegistry } from './runtime/supervised-loop.js';
@@ -41,10 +38,10 @@ import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
 import { useBodyLimit } from './graphql/plugins/use-body-limit.js';
 import { useRequestId } from './graphql/plugins/use-request-id.js';
 import { useMetrics } from './graphql/plugins/use-metrics.js';
+import { useStorableInput } from './graphql/plugins/use-storable-input.js';
 import { compilePath } from './rest/http-route.js';
+import { startWsServer } from './graphql/ws-server.js';
 
-/** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
-const WS_TRY_AGAIN_LATER = 1013;
 
 export interface Gateway {
   readonly url: string;
@@ -139,6 +136,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       useAccessControl({ auth: config.AUTH, keys: services.keys, metrics }),
       useRateLimit(services.rateLimiter, metrics),
+      useStorableInput(),
       useQueryLimits(
         {
           maxDepth: config.GRAPHQL_MAX_DEPTH,
@@ -176,64 +174,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   };
 
   const server: Server = createServer(yoga);
-  const wss = new WebSocketServer({ server, path: '/graphql' });
-  const wsServer = useServer<Record<string, unknown>>(
-    {
-      connectionInitWaitTimeout: config.GRAPHQL_WS_INIT_TIMEOUT_MS,
-      // The key is checked once, at connection time: connection_init payload {authorization: 'Bearer ...'} or
-      // {'x-api-key': ...}, else the upgrade request's headers. Refused -> close 4403.
-      onConnect: async (ctx) => {
-        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
-        const fromParams = (name: string) => {
-          const hit = Object.entries(params).find(([k, v]) => k.toLowerCase() === name && typeof v === 'string');
-          return hit ? (hit[1] as string) : undefined;
-        };
-        const fromUpgrade = (name: string) => {
-          const value = ctx.extra.request.headers[name];
-          return Array.isArray(value) ? value[0] : value;
-        };
-        const key = presentedKey((name) => fromParams(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined) ?? fromUpgrade(name));
-        let principal: Principal | null;
-        try {
-          principal = key ? await services.keys.verify(key) : null;
-        } catch (error) {
-          // An outage is not a refusal: close with 1013 (try again later), naming no internals.
-          if (!isDatabaseUnavailable(error)) throw error;
-          ctx.extra.socket.close(WS_TRY_AGAIN_LATER, 'Service unavailable: the database cannot be reached; retry shortly');
-          return false;
-        }
-        if (config.AUTH === 'on' && !principal) {
-          metrics.rejected.inc({ reason: 'unauthenticated' });
-          return false;
-        }
-        (ctx.extra as { principal?: Principal | null }).principal = principal;
-        return true;
-      },
-      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
-      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
-      onSubscribe: async (ctx, _id, params) => {
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-          principal: (ctx.extra as { principal?: Principal | null }).principal ?? null,
-        });
-        const args: ExecutionArgs = {
-          schema,
-          operationName: params.operationName ?? null,
-          document: parse(params.query),
-          variableValues: params.variables ?? null,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args;
-      },
-    },
-    wss,
-  );
+  const wsServer = startWsServer({ server, yoga, services, acceptUpgrade: () => true });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors.js';
 
 // Prisma's and the PostgreSQL driver's errors are translated here and nowhere else.
 
@@ -60,4 +60,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 export function unavailableError(error: unknown): ServiceUnavailableError | undefined {
   if (error instanceof ServiceUnavailableError) return error;
   return isDatabaseUnavailable(error) ? new ServiceUnavailableError() : undefined;
+}
+
+/** SQLSTATEs of a value the database cannot store: bad text or escape (22021, 22P05), bad or out-of-range date-time (22007, 22008), number out of range (22003). */
+const UNSTORABLE_SQLSTATE = /^(22021|22P05|22007|22008|22003)$/;
+/** Prisma's codes for the same: value too long, invalid value, value out of range. */
+const UNSTORABLE_PRISMA_CODES = new Set(['P2000', 'P2007', 'P2020']);
+
+/**
+ * A client's value the database refused to store, as a ValidationError; undefined for anything else. The edges check
+ * such input first and name the field; this is the net under them, so a value they missed is still a 400, not a 500.
+ */
+export function unstorableInputError(error: unknown): ValidationError | undefined {
+  const { code, meta } = (error ?? {}) as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown; originalCode?: unknown } } } };
+  const cause = meta?.driverAdapterError?.cause;
+  const sqlstates = [code, cause?.code, cause?.originalCode].filter((c): c is string => typeof c === 'string');
+  if (!(typeof code === 'string' && UNSTORABLE_PRISMA_CODES.has(code)) && !sqlstates.some((c) => UNSTORABLE_SQLSTATE.test(c))) return undefined;
+  return new ValidationError([{ field: 'input', message: 'holds a value the database cannot store (a NUL character, a date-time or number out of range, or a text too long)' }]);
 }

@@ -1,7 +1,7 @@
 import { GraphQLError, Kind } from 'graphql';
 import type { z } from 'zod';
 import { builder } from './builder.js';
-import { parseInput } from '../validation.js';
+import { INSTANT_RANGE_MESSAGE, isStorableInstant, parseInput } from '../validation.js';
 import { ValidationError } from '../errors.js';
 import { pageWindowSchema, type Page, type Window } from '../pagination.js';
 import type { GraphQLContext } from './context.js';
@@ -23,6 +23,7 @@ function parseDate(value: unknown): Date {
   if (!date || Number.isNaN(date.getTime())) {
     throw new GraphQLError('DateTime must be an ISO 8601 date-time string', { extensions: { code: 'BAD_USER_INPUT' } });
   }
+  if (!isStorableInstant(date)) throw new GraphQLError(`DateTime ${INSTANT_RANGE_MESSAGE}`, { extensions: { code: 'BAD_USER_INPUT' } });
   return date;
 }
 

@@ -9,4 +9,9 @@ export interface GraphQLContext extends AppServices {
   principal?: Principal | null;
   requestId?: string;
   request?: Request;
+  /**
+   * X-IdpScopes as the caller sent it: the HTTP request's header, or the graphql-ws connection's (connection_init
+   * payload, else upgrade header). null: not sent (no restriction); undefined: not known, so identity data is refused.
+   */
+  idpScopes?: string | null;
 }

@@ -1,7 +1,7 @@
 import { createGraphQLError, maskError as yogaMaskError } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
 import { AppError, ServiceUnavailableError } from '../errors.js';
-import { unavailableError } from '../db/errors.js';
+import { unavailableError, unstorableInputError } from '../db/errors.js';
 
 /**
  * AppErrors reach clients with their code (and fields); a database outage becomes SERVICE_UNAVAILABLE with HTTP 503
@@ -11,7 +11,7 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   // Duck-typed: graphql may be loaded twice (ESM and CommonJS builds), so `instanceof GraphQLError` is unreliable.
   const wrapped = (error as Partial<GraphQLError> | null)?.originalError !== undefined ? (error as GraphQLError) : undefined;
   const raw = wrapped ? wrapped.originalError : error;
-  const original = raw instanceof AppError ? raw : (unavailableError(raw) ?? raw);
+  const original = raw instanceof AppError ? raw : (unavailableError(raw) ?? unstorableInputError(raw) ?? raw);
   if (original instanceof AppError) {
     const http = original instanceof ServiceUnavailableError ? { http: { status: 503, headers: { 'Retry-After': String(original.retryAfterSeconds) } } } : {};
     return createGraphQLError(original.message, {

@@ -5,16 +5,18 @@ import { validate } from './common.js';
 import * as identity from '../identity/identity.js';
 import { employmentPageRule, oidRule } from '../identity/identity-rules.js';
 import { filterPerson, ORGANIZATIONS_SCOPE, parseScopes, requireScope, type GrantedScopes } from '../identity/scopes.js';
+import { ForbiddenError } from '../errors.js';
 
 // Identity data (area A): persons, their organizations, groups and employments, and organizations with members.
 // X-IdpScopes (a request header, forwarded by the legacy paths) decides which person fields are released.
 
 const grantedByContext = new WeakMap<object, GrantedScopes>();
 
-/** The request's X-IdpScopes, parsed once per request; no header means no restriction. */
+/** The caller's X-IdpScopes, parsed once per operation; none sent means no restriction, none known means refusal. */
 function scopesOf(ctx: GraphQLContext): GrantedScopes {
   if (grantedByContext.has(ctx)) return grantedByContext.get(ctx)!;
-  const scopes = parseScopes(ctx.request?.headers.get('x-idpscopes'));
+  if (ctx.idpScopes === undefined) throw new ForbiddenError('identity data is refused: the X-IdpScopes of this caller cannot be determined');
+  const scopes = parseScopes(ctx.idpScopes);
   grantedByContext.set(ctx, scopes);
   return scopes;
 }

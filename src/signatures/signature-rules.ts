@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storableDate } from '../validation.js';
 
 // Edge rules of the signature-verification area: the GraphQL resolver and the REST routes both use them.
 
@@ -32,7 +33,7 @@ export type AuditParameters = z.output<typeof auditParametersRules>;
 export const verificationFields = {
   cmsBase64: base64,
   dataBase64: z.string().refine((v) => v === '' || isBase64(v), 'must be base64').optional(),
-  checkTime: z.coerce.date({ error: 'must be an ISO 8601 date-time' }).optional(),
+  checkTime: storableDate('must be an ISO 8601 date-time').optional(),
   digestParameter: z.enum(DIGEST_PARAMETERS).optional(),
   needSignedData: z.boolean().optional(),
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConflictError } from '../errors.js';
 import { queueName } from '../queues/queue-rules.js';
+import { storableDate } from '../validation.js';
 
 // Every rule about what a task may hold and how its status may change; the GraphQL and JSON-RPC edges validate
 // with these schemas and every SQL statement that moves a task takes its `from` statuses from TASK_TRANSITIONS.
@@ -80,7 +81,7 @@ export const createTaskInput = z
     description: z.string({ message: 'must be a string' }).max(1024, 'at most 1024 characters').optional(),
     payload: z.unknown().optional(),
     target: taskTarget,
-    scheduleTime: z.coerce.date({ message: 'must be an ISO 8601 date-time' }).optional(),
+    scheduleTime: storableDate('must be an ISO 8601 date-time').optional(),
     dependsOn: z.array(taskName, { message: 'must be an array of task names' }).max(100, 'at most 100 tasks').optional(),
     maxAttempts: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
     minBackoffMs: backoffMs.optional(),

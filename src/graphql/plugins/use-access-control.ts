@@ -123,9 +123,13 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
     },
     async onContextBuilding({ context, extendContext }) {
       const ctx = context as Ctx;
-      if (ctx.principal !== undefined) return; // graphql-ws: checked once, at connection time
-      const { principal, keySent } = ctx.request ? await authenticate(ctx.request) : { principal: null, keySent: false };
-      extendContext({ principal, presentedKey: keySent } as Partial<GraphQLContext>);
+      if (ctx.principal !== undefined) return; // graphql-ws: the caller was settled at connection time (src/graphql/ws-server.ts)
+      if (!ctx.request) {
+        extendContext({ principal: null, presentedKey: false } as Partial<GraphQLContext>);
+        return;
+      }
+      const { principal, keySent } = await authenticate(ctx.request);
+      extendContext({ principal, presentedKey: keySent, idpScopes: ctx.request.headers.get('x-idpscopes') } as Partial<GraphQLContext>);
     },
     onExecute({ args, setResultAndStopExecution }) {
       guard(args.contextValue as Ctx, args.schema, args.document, args.operationName, setResultAndStopExecution);

@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { AppError, type FieldIssue } from '../../errors.js';
 import { unavailableError } from '../../db/errors.js';
 import { readBodyText } from '../../http/body.js';
-import { toFieldIssues } from '../../validation.js';
+import { nulCharacterIssues, toFieldIssues } from '../../validation.js';
 import { executeRoute, type GraphQLRunner } from '../../rest/execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from '../../rest/http-route.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcResponse } from '../../rest/jsonrpc.js';
@@ -43,8 +43,9 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       return rpcError(call.id, { code: RPC_ERROR.INVALID_PARAMS, message: 'Invalid params: params must be an object', data: { fields } });
     }
     const parsed = route.params.safeParse(raw ?? {});
-    if (!parsed.success) {
-      const fields = toFieldIssues(parsed.error, 'params');
+    const nul = nulCharacterIssues(raw, 'params');
+    if (!parsed.success || nul.length) {
+      const fields = [...(parsed.success ? [] : toFieldIssues(parsed.error, 'params')), ...nul];
       return rpcError(call.id, {
         code: RPC_ERROR.INVALID_PARAMS,
         message: `Invalid params: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
@@ -141,9 +142,11 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
           }
         }
       }
-      const parsed = route.input.safeParse({ path: pathParams, query, headers, body });
-      if (!parsed.success) {
-        const fields = toFieldIssues(parsed.error);
+      const input = { path: pathParams, query, headers, body };
+      const parsed = route.input.safeParse(input);
+      const nul = nulCharacterIssues({ path: pathParams, query, body }, '');
+      if (!parsed.success || nul.length) {
+        const fields = [...(parsed.success ? [] : toFieldIssues(parsed.error)), ...nul];
         return fail({ status: 400, code: 'BAD_USER_INPUT', message: `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields });
       }
       const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));

@@ -1,0 +1,45 @@
+import type { Plugin } from 'graphql-yoga';
+import { visit, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { FieldIssue } from '../../errors.js';
+import { NUL_MESSAGE, nulCharacterIssues } from '../../validation.js';
+import { refusal } from './operation.js';
+
+// Input the database would refuse is a client's mistake, answered before anything runs: a string holding U+0000
+// (PostgreSQL text and jsonb cannot store it) in the variables or in a string literal of the document. Over HTTP
+// 400 BAD_USER_INPUT naming each field; over graphql-ws the same error.
+
+function literalIssues(document: DocumentNode): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const argumentNames: string[] = [];
+  visit(document, {
+    Argument: { enter: (node) => void argumentNames.push(node.name.value), leave: () => void argumentNames.pop() },
+    StringValue(node) {
+      if (node.value.includes('\u0000')) issues.push({ field: argumentNames.at(-1) ?? 'query', message: NUL_MESSAGE });
+    },
+  });
+  return issues;
+}
+
+export function useStorableInput(): Plugin {
+  const guard = (args: { document: DocumentNode; variableValues?: unknown; contextValue: unknown }, stop: (r: ExecutionResult) => void) => {
+    const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNul(args.document) ? literalIssues(args.document) : [])];
+    if (issues.length === 0) return;
+    const overHttp = (args.contextValue as { request?: Request }).request !== undefined;
+    stop({
+      errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', overHttp ? 400 : undefined, { fields: issues })],
+    });
+  };
+  return {
+    onExecute: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
+    onSubscribe: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
+  };
+}
+
+/**
+ * A cheap pre-check: only documents whose source holds a NUL (raw or escaped) are walked. A document without a
+ * source is one of the legacy layer's own, which holds no literal a client wrote.
+ */
+function hasNul(document: DocumentNode): boolean {
+  const body = document.loc?.source.body;
+  return body !== undefined && (body.includes('\u0000') || /\\u(0000|\{0+\})/i.test(body));
+}
