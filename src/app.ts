@@ -153,6 +153,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         httpRoutes,
         env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
         maxBodyBytes: config.MAX_BODY_BYTES,
+        maxBatchCalls: config.MAX_BATCH_CALLS,
         requireKey: keyRequirement(config.AUTH, services.keys),
         runGraphQL: () => runOperation,
       }),

@@ -20,6 +20,8 @@ const envSchema = z.object({
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
+  /** Calls one JSON-RPC batch on /rpc may hold; a larger batch is refused whole (-32600). */
+  MAX_BATCH_CALLS: int(100, 1, 10_000),
   DEFAULT_PAGE_SIZE: int(50, 1),
   MAX_PAGE_SIZE: int(500, 1),
   QUEUE_MAX_RATE: int(1000, 1),

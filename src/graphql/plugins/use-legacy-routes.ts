@@ -17,6 +17,8 @@ export interface LegacyRoutesOptions {
   httpRoutes: HttpRoute[];
   env: RouteEnv;
   maxBodyBytes: number;
+  /** Calls a /rpc batch may hold (MAX_BATCH_CALLS). */
+  maxBatchCalls: number;
   /** Runs a route's operation through Yoga's envelop (bound late: the plugin is built before Yoga exists). */
   runGraphQL: () => GraphQLRunner;
   /** AUTH=on: a refusal message when the request has no valid key (asked before anything else is read). */
@@ -98,18 +100,27 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         return call.expectsAnswer ? rpcAnswer(answer) : new Response(null, { status: 204 });
       }
       if (body.length === 0) throw new RpcFailure({ code: RPC_ERROR.INVALID_REQUEST, message: 'Invalid Request: empty batch' });
-      const answers = await Promise.all(
-        body.map(async (item): Promise<RpcResponse | null> => {
-          try {
-            const call = parseCall(item);
-            const answer = await runCall(request, call, byMethod.get(call.method));
-            return call.expectsAnswer ? answer : null;
-          } catch (error) {
-            if (error instanceof RpcFailure) return rpcError(error.id, error.rpc);
-            throw error;
-          }
-        }),
-      );
+      if (body.length > options.maxBatchCalls) {
+        throw new RpcFailure({
+          code: RPC_ERROR.INVALID_REQUEST,
+          message: `Invalid Request: a batch may hold at most ${options.maxBatchCalls} calls (MAX_BATCH_CALLS); this one holds ${body.length}`,
+          data: { maxBatchCalls: options.maxBatchCalls },
+        });
+      }
+      // One call after the other, yielding to the event loop between them: a batch never holds the process (the
+      // embedded database runs on this thread), so /healthz and other requests are answered while it runs.
+      const answers: (RpcResponse | null)[] = [];
+      for (const item of body) {
+        try {
+          const call = parseCall(item);
+          const answer = await runCall(request, call, byMethod.get(call.method));
+          answers.push(call.expectsAnswer ? answer : null);
+        } catch (error) {
+          if (!(error instanceof RpcFailure)) throw error;
+          answers.push(rpcError(error.id, error.rpc));
+        }
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       const kept = answers.filter((a): a is RpcResponse => a !== null);
       if (kept.length === 0) return new Response(null, { status: 204 });
       // Only a batch that did nothing at all is safe to send again as a whole: then it is a 503; otherwise each call says.

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importIdentity } from '../src/identity/import.js';
+import { DATABASES } from './helpers/databases.js';
+import { post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { identityFixture, WIDE } from './helpers/identity-fixture.js';
+import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
+
+// What a hostile client tried, as a table run on every transport it concerns: personal data filtered by
+// X-IdpScopes alike on HTTP, SSE and graphql-ws; batches capped and never holding the process; input the database
+// would refuse answered as the client's mistake, changing nothing.
+
+const PERSON = 'query($oid: String!) { person(oid: $oid) { oid firstName snils inn birthDate } }';
+const PERSON_ORGS = 'query($oid: String!) { person(oid: $oid) { oid organizations { chief } } }';
+
+type Transport = (url: string, query: string, variables: Record<string, unknown>, scopes: string | undefined) => Promise<TransportAnswer>;
+const scopeHeader = (scopes: string | undefined): Record<string, string> => (scopes === undefined ? {} : { 'x-idpscopes': scopes });
+const TRANSPORTS: [string, Transport][] = [
+  ['HTTP', (url, q, v, s) => overHttp(url, q, v, scopeHeader(s))],
+  ['SSE', (url, q, v, s) => overSse(url, q, v, scopeHeader(s))],
+  ['graphql-ws (upgrade header)', (url, q, v, s) => overWs(url, q, v, { headers: scopeHeader(s) })],
+  ['graphql-ws (connection_init)', (url, q, v, s) => overWs(url, q, v, { init: scopeHeader(s) })],
+];
+
+describe.each(DATABASES)('hostile edges on %s', (kind) => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway(kind, { MAX_BATCH_CALLS: '100', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+    await importIdentity(t.gateway.services.db, identityFixture());
+  });
+  afterAll(() => t?.close());
+
+  describe.each(TRANSPORTS)('X-IdpScopes over %s', (_name, run) => {
+    it('no scopes sent: every field; fullname: names only, snils/inn/birthDate withheld, organizations refused; unknown scope refused', async () => {
+      const all = await run(t.url, PERSON, { oid: WIDE }, undefined);
+      expect(all.results[0]?.data?.person).toEqual({ oid: WIDE, firstName: 'Pavel', snils: '111-222-333 44', inn: '770000000001', birthDate: '01.01.1980' });
+      const named = await run(t.url, PERSON, { oid: WIDE }, 'fullname');
+      expect(named.results[0]?.data?.person).toEqual({ oid: WIDE, firstName: 'Pavel', snils: null, inn: null, birthDate: null });
+      const orgs = await run(t.url, PERSON_ORGS, { oid: WIDE }, 'fullname');
+      expect(orgs.results[0]?.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect(JSON.stringify(orgs.results[0]?.data ?? null)).not.toContain('chief');
+      const unknown = await run(t.url, PERSON, { oid: WIDE }, 'fullname passport');
+      if (unknown.closeCode !== undefined) {
+        expect(unknown.closeCode).toBe(4400);
+        expect(unknown.closeReason).toContain('passport');
+      } else {
+        expect(unknown.results[0]?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      }
+      expect(JSON.stringify(unknown.results)).not.toContain('111-222');
+    });
+  });
+
+  it('an operation whose caller has no known X-IdpScopes gets no identity data', async () => {
+    const { execute, contextFactory, parse, schema } = t.gateway.yoga.getEnveloped({});
+    const result = await execute({ schema, document: parse(PERSON), variableValues: { oid: WIDE }, contextValue: await contextFactory() });
+    expect(JSON.stringify(result)).not.toContain('111-222');
+    expect((result as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  });
+
+  it('a /rpc batch over MAX_BATCH_CALLS is refused whole with -32600 naming the cap; nothing of it runs', async () => {
+    const calls = (n: number, method = 'createQueue') => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method, params: { name: `batch-${n}-${i}` } }));
+    const over = await post(t.url, '/rpc', JSON.stringify(calls(101)));
+    expect(over.status).toBe(200);
+    expect(over.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { maxBatchCalls: 100 } } });
+    expect(over.body.error.message).toContain('at most 100 calls');
+    expect((await rpc(t.url, 'getQueue', { name: 'batch-101-0' })).body.error.code).toBe(-32004);
+    const huge = await post(t.url, '/rpc', JSON.stringify(calls(5000, 'listQueues')));
+    expect(huge.body.error.code).toBe(-32600);
+  });
+
+  it('while a batch of the maximum size runs, /healthz answers within 100 ms', async () => {
+    for (let i = 0; i < 20; i++) await rpc(t.url, 'createQueue', { name: `fill-${i}` });
+    const batch = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'listQueues', params: { pageSize: 50 } }));
+    let running = true;
+    const slowest: number[] = [];
+    const answered = post(t.url, '/rpc', JSON.stringify(batch)).finally(() => (running = false));
+    while (running) {
+      const started = performance.now();
+      const res = await fetch(`${t.url}/healthz`);
+      await res.text();
+      slowest.push(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const { status, body } = await answered;
+    expect(status).toBe(200);
+    expect(body).toHaveLength(100);
+    expect(body.every((a: { result?: { queues?: unknown[] } }) => a.result?.queues?.length)).toBe(true);
+    expect(slowest.length).toBeGreaterThan(2);
+    expect(Math.max(...slowest)).toBeLessThan(100);
+  });
+
+  it('NUL characters and instants the database cannot store are 400 / -32602 naming the field, and change nothing', async () => {
+    await rpc(t.url, 'createQueue', { name: 'nul' });
+    const rpcPayload = await rpc(t.url, 'createTask', { queueName: 'nul', name: 'a', target: { url: 'http://example.test/' }, payload: { text: 'x\u0000y' } });
+    expect(rpcPayload.status).toBe(200);
+    expect(rpcPayload.body.error).toMatchObject({ code: -32602, data: { fields: [{ field: 'params.payload.text', message: expect.stringContaining('NUL') }] } });
+    const rpcTime = await rpc(t.url, 'createTask', { queueName: 'nul', name: 'b', target: { url: 'http://example.test/' }, scheduleTime: '+275760-09-13T00:00:00Z' });
+    expect(rpcTime.body.error).toMatchObject({ code: -32602, data: { fields: [{ field: 'params.scheduleTime' }] } });
+    const mutation = 'mutation($i: CreateTaskInput!) { createTask(input: $i) { name } }';
+    const gqlPayload = await overHttp(t.url, mutation, { i: { queueName: 'nul', name: 'c', target: { url: 'http://example.test/' }, payload: { ['k\u0000']: 1 } } });
+    expect(gqlPayload.status).toBe(400);
+    expect(gqlPayload.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'i.payload.k\u0000' }] });
+    const gqlTime = await overHttp(t.url, mutation, { i: { queueName: 'nul', name: 'd', target: { url: 'http://example.test/' }, scheduleTime: '+275760-09-13T00:00:00Z' } });
+    expect(gqlTime.status).toBe(400);
+    expect(gqlTime.results[0]!.errors![0]!.extensions?.code).toBe('BAD_USER_INPUT');
+    const literal = await overHttp(t.url, 'mutation { createQueue(input: {name: "lit", description: "a\\u0000b"}) { name } }');
+    expect(literal.status).toBe(400);
+    expect(literal.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'input' }] });
+    const overWsAnswer = await overWs(t.url, mutation, { i: { queueName: 'nul', name: 'e', target: { url: 'http://example.test/' }, description: 'a\u0000' } });
+    expect(overWsAnswer.results[0]!.errors![0]!.extensions?.code).toBe('BAD_USER_INPUT');
+    const webhook = await post(t.url, '/v1/systems/sys-nul/webhook', JSON.stringify({ url: 'http://example.test/hook', method: 'POST', body: { note: 'a\u0000b' } }));
+    expect(webhook.status).toBe(400);
+    expect(webhook.body).toMatchObject({ status: 400, code: 'BAD_USER_INPUT', fields: [{ field: 'body.body.note', message: expect.stringContaining('NUL') }] });
+    const stub = await fetch(`${t.url}/v1/type/a%00b`);
+    expect(stub.status).toBe(400);
+    expect((await rpc(t.url, 'getTasksSummary', { queueName: 'nul' })).body.result.total).toBe(0);
+    expect((await rpc(t.url, 'getQueue', { name: 'lit' })).body.error.code).toBe(-32004);
+  });
+});
