@@ -116,3 +116,41 @@ describe.each(DATABASES)('hostile edges on %s', (kind) => {
     expect((await rpc(t.url, 'getQueue', { name: 'lit' })).body.error.code).toBe(-32004);
   });
 });
+
+describe('refusals reach every client with their details (AUTH=on)', () => {
+  let t: TestGateway;
+  let narrowKey: string;
+  beforeAll(async () => {
+    t = await startTestGateway('pglite', { AUTH: 'on', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    const { createApiKey } = await import('../src/access/api-keys.js');
+    ({ key: narrowKey } = await createApiKey(t.gateway.services.db, { name: 'narrow', scopes: ['tasks:read'] }));
+  });
+  afterAll(() => t?.close());
+
+  const SUBSCRIPTION = 'subscription { queueChanged(name: "q") { name } }';
+
+  async function overGraphqlSse(headers: Record<string, string>) {
+    const { createClient } = await import('graphql-sse');
+    const client = createClient({ url: `${t.url}/graphql`, headers, retryAttempts: 0 });
+    const seen: { next: unknown[]; error?: unknown; completed: boolean } = { next: [], completed: false };
+    await new Promise<void>((resolve) => {
+      client.subscribe({ query: SUBSCRIPTION }, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
+    });
+    client.dispose();
+    return seen;
+  }
+
+  it('the graphql-sse client sees UNAUTHENTICATED and FORBIDDEN with requiredScopes, as graphql-ws clients do', async () => {
+    const anonymous = await overGraphqlSse({});
+    expect(anonymous.error).toBeUndefined();
+    expect(anonymous.next).toEqual([{ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })] }]);
+    const narrow = await overGraphqlSse({ authorization: `Bearer ${narrowKey}` });
+    expect(narrow.error).toBeUndefined();
+    expect(narrow.next).toEqual([{ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'FORBIDDEN', requiredScopes: ['queues:read'] }) })] }]);
+    const ws = await overWs(t.url, SUBSCRIPTION, {}, { init: { authorization: `Bearer ${narrowKey}` } });
+    expect(ws.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN', requiredScopes: ['queues:read'] });
+    // Plain HTTP keeps its statuses.
+    expect((await overHttp(t.url, '{ queues { totalCount } }', {}, { authorization: `Bearer ${narrowKey}` })).status).toBe(403);
+    expect((await overHttp(t.url, '{ queues { totalCount } }')).status).toBe(401);
+  });
+});

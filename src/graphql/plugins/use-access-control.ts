@@ -5,7 +5,7 @@ import { hasScope, presentedKey, type Principal } from '../../access/principal.j
 import type { KeyVerifier } from '../../access/api-keys.js';
 import type { GraphQLContext } from '../context.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
-import { operationShape, refusal } from './operation.js';
+import { carriesHttpStatus, operationShape, refusal } from './operation.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
@@ -65,7 +65,7 @@ export function checkAccess(
   operationName: string | null | undefined,
   principal: Principal | null | undefined,
   keySent: boolean,
-  overHttp: boolean,
+  withHttpStatus: boolean,
 ) {
   if (auth === 'off') return null;
   const shape = operationShape(schema, document, operationName);
@@ -73,7 +73,7 @@ export function checkAccess(
   const fields = shape.rootFields.filter((f) => f.name !== '__typename');
   if (fields.length === 0) return null;
   if (!principal) {
-    return refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', overHttp ? 401 : undefined, {}, overHttp ? { 'WWW-Authenticate': 'Bearer' } : undefined);
+    return refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined);
   }
   const missing = new Set<string>();
   for (const f of fields) {
@@ -84,7 +84,7 @@ export function checkAccess(
   if (missing.size === 0) return null;
   const needed = [...missing].sort();
   const names = fields.map((f) => f.name).join(', ');
-  return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', overHttp ? 403 : undefined, { requiredScopes: needed });
+  return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed });
 }
 
 export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> {
@@ -95,7 +95,7 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
     operationName: string | null | undefined,
     stop: (r: ExecutionResult) => void,
   ) => {
-    const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, ctx.request !== undefined);
+    const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
     if (error) {
       options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
       stop({ errors: [error] });
@@ -119,7 +119,8 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
       const { principal, keySent } = await authenticate(request);
       if (principal) return;
       options.metrics?.rejected.inc({ reason: 'unauthenticated' });
-      setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', 401, {}, { 'WWW-Authenticate': 'Bearer' })] });
+      const withStatus = carriesHttpStatus(request);
+      setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withStatus ? 401 : undefined, {}, withStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined)] });
     },
     async onContextBuilding({ context, extendContext }) {
       const ctx = context as Ctx;

@@ -1,7 +1,7 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
-import { operationSize, refusal } from './operation.js';
+import { operationSize, carriesHttpStatus, refusal } from './operation.js';
 
 // GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so
 // `first: $n` counts as its value) just before an operation runs; over a limit -> GRAPHQL_VALIDATION_FAILED.
@@ -67,8 +67,8 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
     const message = checkQueryLimits(limits, args.schema, args.document, args.operationName, args.variableValues);
     if (!message) return;
     metrics?.rejected.inc({ reason: 'query_limits' });
-    const overHttp = (args.contextValue as { request?: Request }).request !== undefined;
-    stop({ errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', overHttp ? 400 : undefined)] });
+    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
+    stop({ errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] });
   };
   return {
     onParse({ parseFn, setParseFn }) {

@@ -3,7 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import type { RateLimiter } from '../../access/rate-limit.js';
 import type { GraphQLContext } from '../context.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
-import { refusal } from './operation.js';
+import { carriesHttpStatus, refusal } from './operation.js';
 
 // Every operation an API key runs spends one token of its bucket (RATE_LIMIT_PER_MINUTE); a refused one
 // answers RATE_LIMITED with retryAfterSeconds (HTTP 429 and Retry-After; JSON-RPC -32029).
@@ -21,7 +21,7 @@ export function useRateLimit(limiter: RateLimiter, metrics?: GatewayMetrics): Pl
         refusal(
           `Rate limit exceeded for this API key; retry after ${seconds} s.`,
           'RATE_LIMITED',
-          ctx.request ? 429 : undefined,
+          carriesHttpStatus(ctx.request) ? 429 : undefined,
           { retryAfterSeconds: seconds },
           { 'Retry-After': String(seconds) },
         ),

@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { visit, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { FieldIssue } from '../../errors.js';
 import { NUL_MESSAGE, nulCharacterIssues } from '../../validation.js';
-import { refusal } from './operation.js';
+import { carriesHttpStatus, refusal } from './operation.js';
 
 // Input the database would refuse is a client's mistake, answered before anything runs: a string holding U+0000
 // (PostgreSQL text and jsonb cannot store it) in the variables or in a string literal of the document. Over HTTP
@@ -24,9 +24,9 @@ export function useStorableInput(): Plugin {
   const guard = (args: { document: DocumentNode; variableValues?: unknown; contextValue: unknown }, stop: (r: ExecutionResult) => void) => {
     const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNul(args.document) ? literalIssues(args.document) : [])];
     if (issues.length === 0) return;
-    const overHttp = (args.contextValue as { request?: Request }).request !== undefined;
+    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
     stop({
-      errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', overHttp ? 400 : undefined, { fields: issues })],
+      errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', withHttpStatus ? 400 : undefined, { fields: issues })],
     });
   };
   return {
