@@ -41,6 +41,8 @@ import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { useStorableInput } from './graphql/plugins/use-storable-input.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
+import { browserRefusal } from './http/browser-policy.js';
 
 
 export interface Gateway {
@@ -109,12 +111,21 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   const templates = httpRoutes.map((r) => ({ path: r.path as string, match: compilePath(r.path) }));
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
 
+  const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'Public-services gateway' } : false,
     maskedErrors: { maskError },
+    // Cross-origin access only for CORS_ORIGINS, each answered with its own origin (never a wildcard or "null").
+    cors: config.CORS_ORIGINS.length
+      ? (request) => {
+          const origin = request.headers.get('origin');
+          if (!origin || !config.CORS_ORIGINS.includes(origin)) return false;
+          return { origin: [origin], credentials: true, allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, methods: ['GET', 'POST', 'PUT'], maxAge: 600 };
+        }
+      : false,
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),
@@ -132,6 +143,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     context: () => services,
     plugins: [
       useRequestId(log),
+      useBrowserPolicy(browserPolicy),
       useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel }),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       useAccessControl({ auth: config.AUTH, keys: services.keys, metrics }),
@@ -175,7 +187,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
   };
 
   const server: Server = createServer(yoga);
-  const wsServer = startWsServer({ server, yoga, services, acceptUpgrade: () => true });
+  const wsServer = startWsServer({ server, yoga, services, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toFieldIssues } from './validation.js';
+import { parseOrigins } from './http/browser-policy.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -20,6 +21,18 @@ const envSchema = z.object({
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
+  /** Comma-separated origins (https://app.example) whose pages may call the gateway cross-origin; empty = none. */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      try {
+        return parseOrigins(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Calls one JSON-RPC batch on /rpc may hold; a larger batch is refused whole (-32600). */
   MAX_BATCH_CALLS: int(100, 1, 10_000),
   DEFAULT_PAGE_SIZE: int(50, 1),

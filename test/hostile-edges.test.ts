@@ -3,7 +3,7 @@ import { importIdentity } from '../src/identity/import.js';
 import { DATABASES } from './helpers/databases.js';
 import { post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { identityFixture, WIDE } from './helpers/identity-fixture.js';
-import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
+import { overHttp, overSse, overWs, rawRequest, type TransportAnswer } from './helpers/transports.js';
 
 // What a hostile client tried, as a table run on every transport it concerns: personal data filtered by
 // X-IdpScopes alike on HTTP, SSE and graphql-ws; batches capped and never holding the process; input the database
@@ -152,5 +152,100 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
     // Plain HTTP keeps its statuses.
     expect((await overHttp(t.url, '{ queues { totalCount } }', {}, { authorization: `Bearer ${narrowKey}` })).status).toBe(403);
     expect((await overHttp(t.url, '{ queues { totalCount } }')).status).toBe(401);
+  });
+});
+
+describe('what a web page can make the default set-up do (embedded database, AUTH=off)', () => {
+  let t: TestGateway;
+  let open: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway('pglite', { SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    open = await startTestGateway('pglite', { CORS_ORIGINS: 'https://app.example, https://admin.example:8443', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await open?.close();
+  });
+
+  const json = { 'content-type': 'application/json' };
+  const doors = [
+    { name: 'GraphQL', path: '/graphql', body: JSON.stringify({ query: 'mutation { createQueue(input: {name: "web"}) { name } }' }) },
+    { name: 'JSON-RPC path', path: '/createQueue', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'createQueue', params: { name: 'web' } }) },
+    { name: 'JSON-RPC /rpc', path: '/rpc', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'createQueue', params: { name: 'web' } }) },
+    { name: 'REST', path: '/v1/systems/web/webhook', body: JSON.stringify({ url: 'http://example.test/', method: 'POST' }) },
+  ];
+  const nothingCreated = async (gw: TestGateway) => {
+    expect((await rpc(gw.url, 'getQueue', { name: 'web' })).body.error.code).toBe(-32004);
+    expect((await fetch(`${gw.url}/v1/type/webhook`).then((r) => r.json())) as { totalElements: number }).toMatchObject({ totalElements: 0 });
+  };
+
+  it.each(doors)('$name: a foreign Origin is refused (403, no CORS headers) and a rebinding Host is refused (421)', async ({ path, body }) => {
+    const foreign = await rawRequest(t.url, path, { method: 'POST', headers: { ...json, origin: 'https://evil.example' }, body });
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body).errors[0].extensions.code).toBe('FORBIDDEN_ORIGIN');
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    expect(foreign.headers['access-control-allow-credentials']).toBeUndefined();
+    const nullOrigin = await rawRequest(t.url, path, { method: 'POST', headers: { ...json, origin: 'null' }, body });
+    expect(nullOrigin.status).toBe(403);
+    const rebound = await rawRequest(t.url, path, { method: 'POST', headers: { ...json, host: `evil.example:${t.gateway.port}` }, body });
+    expect(rebound.status).toBe(421);
+    expect(JSON.parse(rebound.body).errors[0].extensions.code).toBe('MISDIRECTED_REQUEST');
+    await nothingCreated(t);
+  });
+
+  it.each(doors)('$name: simple-request bodies (text/plain, form-encoded, multipart) change nothing', async ({ name, path, body }) => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const payload = type.startsWith('application/x-www') && name === 'GraphQL' ? `query=${encodeURIComponent('mutation { createQueue(input: {name: "web"}) { name } }')}` : body;
+      const res = await rawRequest(t.url, path, { method: 'POST', headers: { 'content-type': type }, body: payload });
+      expect(res.status, `${type}: ${res.body}`).toBe(name === 'GraphQL' ? 403 : 415);
+    }
+    await nothingCreated(t);
+  });
+
+  it('GraphQL over GET runs queries only; a same-origin page (GraphiQL) and clients without an Origin are served', async () => {
+    const mutation = await rawRequest(t.url, `/graphql?query=${encodeURIComponent('mutation { createQueue(input: {name: "web"}) { name } }')}`, { headers: { accept: 'application/json' } });
+    expect(mutation.status).toBe(405);
+    const query = await rawRequest(t.url, `/graphql?query=${encodeURIComponent('{ queues { totalCount } }')}`, { headers: { accept: 'application/json' } });
+    expect(query.status).toBe(200);
+    const sameOrigin = await rawRequest(t.url, '/graphql', { method: 'POST', headers: { ...json, origin: t.url }, body: JSON.stringify({ query: '{ queues { totalCount } }' }) });
+    expect(sameOrigin.status).toBe(200);
+    const localhost = await rawRequest(t.url, '/healthz', { headers: { host: `localhost:${t.gateway.port}` } });
+    expect(localhost.status).toBe(200);
+    await nothingCreated(t);
+  });
+
+  it('graphql-ws: a foreign Origin or a rebinding Host cannot open a socket', async () => {
+    const foreign = await overWs(t.url, '{ queues { totalCount } }', {}, { headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(401);
+    expect(foreign.results).toEqual([]);
+    const rebound = await overWs(t.url, '{ queues { totalCount } }', {}, { headers: { host: 'evil.example' } });
+    expect(rebound.status).toBe(401);
+    const same = await overWs(t.url, '{ queues { totalCount } }', {}, { headers: { origin: t.url } });
+    expect(same.results[0]?.data).toEqual({ queues: { totalCount: 0 } });
+  });
+
+  it('CORS_ORIGINS opens cross-origin access to the origins it names, one at a time, and to no other', async () => {
+    const preflight = await rawRequest(open.url, '/graphql', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://admin.example:8443', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://admin.example:8443');
+    expect(String(preflight.headers['access-control-allow-headers'])).toContain('authorization');
+    const allowed = await rawRequest(open.url, '/graphql', { method: 'POST', headers: { ...json, origin: 'https://app.example' }, body: JSON.stringify({ query: '{ queues { totalCount } }' }) });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(allowed.headers['access-control-allow-credentials']).toBe('true');
+    const other = await rawRequest(open.url, '/graphql', { method: 'POST', headers: { ...json, origin: 'https://evil.example' }, body: JSON.stringify({ query: '{ queues { totalCount } }' }) });
+    expect(other.status).toBe(403);
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    const otherPreflight = await rawRequest(open.url, '/graphql', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    expect(otherPreflight.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('CORS_ORIGINS must be a list of origins', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example/path' })).toThrow(/CORS_ORIGINS.*not an origin/);
+    expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
   });
 });

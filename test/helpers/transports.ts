@@ -100,3 +100,23 @@ export function overWs(
     socket.on('error', reject);
   });
 }
+
+/** A request with headers fetch will not send as given (Host, Origin), through node:http. */
+export function rawRequest(
+  url: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return import('node:http').then(
+    (http) =>
+      new Promise((resolve, reject) => {
+        const req = http.request(`${url}${path}`, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.end(options.body);
+      }),
+  );
+}

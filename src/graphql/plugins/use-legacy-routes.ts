@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { AppError, type FieldIssue } from '../../errors.js';
 import { unavailableError } from '../../db/errors.js';
+import { isJsonContentType } from '../../http/browser-policy.js';
 import { readBodyText } from '../../http/body.js';
 import { nulCharacterIssues, toFieldIssues } from '../../validation.js';
 import { executeRoute, type GraphQLRunner } from '../../rest/execute.js';
@@ -205,6 +206,9 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         if (request.method !== 'POST') {
           return endResponse(json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' }));
         }
+        if (!isJsonContentType(request.headers.get('content-type'))) {
+          return endResponse(json(415, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' }));
+        }
         return endResponse(
           await answerOrUnavailable(async () => {
             const refused = await options.requireKey?.(request);
@@ -223,6 +227,9 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
           methodMismatch ??= route;
           continue;
         }
+        if (writesBody(request) && !isJsonContentType(request.headers.get('content-type'))) {
+          return endResponse(json(415, route.errorBody({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' }));
+        }
         return endResponse(
           await answerOrUnavailable(
             () => handleHttp(request, url, route, params),
@@ -238,6 +245,17 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       }
     },
   };
+}
+
+/**
+ * Write doors take JSON only: a page may send text/plain, form-encoded or multipart POSTs to any site without a
+ * preflight, so such a body must never reach an operation. A POST always counts as writing; another method only
+ * when it carries a body.
+ */
+const UNSUPPORTED_MEDIA_TYPE = 'Unsupported Media Type: send the body as application/json';
+function writesBody(request: Request): boolean {
+  const length = request.headers.get('content-length');
+  return request.method === 'POST' || (length !== null && length !== '0') || request.headers.has('transfer-encoding');
 }
 
 const HTTP_STATUS_BY_CODE: Record<string, number> = {
