@@ -26,7 +26,7 @@ import { createJobExecutor } from './scheduler/executor.js';
 import { refuseDeleteWhileRunning } from './tasks/tasks.js';
 import { createSchedulerTaskCreator } from './tasks/scheduler-task-creator.js';
 import { createKeyVerifier } from './access/api-keys.js';
-import { RateLimiter } from './access/rate-limit.js';
+import { createRateLimiter } from './access/rate-limit.js';
 import { createMetrics } from './runtime/metrics.js';
 import { createLoopRegistry } from './runtime/supervised-loop.js';
 import { faultBackoff } from './runtime/backoff.js';
@@ -98,7 +98,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     verifier: new CmsVerifierPool(config.CMS_WORKERS),
     jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config) }),
     keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
-    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE),
     metrics,
     loops,
     log,

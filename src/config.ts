@@ -69,7 +69,7 @@ const envSchema = z.object({
   GRAPHQL_MAX_DEPTH: int(12, 1),
   GRAPHQL_MAX_ALIASES: int(30, 0),
   GRAPHQL_MAX_COST: int(50_000, 1),
-  /** Operations per minute per API key (token bucket, per process); 0 = no limit. */
+  /** Operations per minute per API key (token bucket; shared by all processes on PostgreSQL, in memory on the embedded database); 0 = no limit. */
   RATE_LIMIT_PER_MINUTE: int(600, 0),
   /** On SIGTERM, /readyz answers 503 this long before the listener closes (lets load balancers notice). */
   SHUTDOWN_READY_DELAY_MS: int(0, 0),

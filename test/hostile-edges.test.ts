@@ -249,3 +249,41 @@ describe('what a web page can make the default set-up do (embedded database, AUT
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS/);
   });
 });
+
+describe('the rate limit holds across processes (PostgreSQL) and counts a batch as its calls', () => {
+  it('two gateways on one database accept 20 operations a minute for one key in total; a batch of 25 gets 20 answers and 5 refusals', async () => {
+    const { freshDatabase } = await import('./helpers/databases.js');
+    const { loadConfig } = await import('../src/config.js');
+    const { startGateway } = await import('../src/app.js');
+    const { createApiKey } = await import('../src/access/api-keys.js');
+    const { pino } = await import('pino');
+    const db = await freshDatabase('postgres');
+    const env = { ...db.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'on', RATE_LIMIT_PER_MINUTE: '20', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' };
+    const a = await startGateway(loadConfig(env), { log: pino({ level: 'silent' }) });
+    const b = await startGateway(loadConfig(env), { log: pino({ level: 'silent' }) });
+    try {
+      const { key } = await createApiKey(a.services.db, { name: 'shared', scopes: ['queues:read'] });
+      const { key: other } = await createApiKey(a.services.db, { name: 'batch', scopes: ['queues:read'] });
+      const headers = { authorization: `Bearer ${key}` };
+      const statuses: number[] = [];
+      for (let i = 0; i < 60; i++) statuses.push((await rpc(i % 2 ? a.url : b.url, 'listQueues', {}, {}, headers)).status);
+      const accepted = statuses.filter((s) => s === 200).length;
+      expect(accepted).toBeGreaterThanOrEqual(20);
+      expect(accepted).toBeLessThanOrEqual(21); // one more token may refill (one every 3 s) during the run
+      expect(statuses.filter((s) => s === 429).length).toBe(60 - accepted);
+      const graphql = await overHttp(b.url, '{ queues { totalCount } }', {}, headers);
+      expect(graphql.status).toBe(429);
+      expect(graphql.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) });
+
+      const batch = Array.from({ length: 25 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'listQueues' }));
+      const answered = await post(a.url, '/rpc', JSON.stringify(batch), { authorization: `Bearer ${other}` });
+      const codes = (answered.body as { error?: { code: number } }[]).map((x) => x.error?.code ?? 'ok');
+      expect(codes.filter((c) => c === 'ok').length).toBe(20);
+      expect(codes.filter((c) => c === -32029).length).toBe(5);
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
+  }, 60_000);
+});

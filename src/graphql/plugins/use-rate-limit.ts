@@ -10,9 +10,9 @@ import { carriesHttpStatus, refusal } from './operation.js';
 // Requests without a key (AUTH=off only) are not limited.
 
 export function useRateLimit(limiter: RateLimiter, metrics?: GatewayMetrics): Plugin<GraphQLContext> {
-  const guard = (ctx: Partial<GraphQLContext> & { request?: Request }, stop: (r: ExecutionResult) => void) => {
+  const guard = async (ctx: Partial<GraphQLContext> & { request?: Request }, stop: (r: ExecutionResult) => void) => {
     if (!ctx.principal) return;
-    const decision = limiter.take(ctx.principal.keyId);
+    const decision = await limiter.take(ctx.principal.keyId);
     if (decision.allowed) return;
     metrics?.rejected.inc({ reason: 'rate_limited' });
     const seconds = decision.retryAfterSeconds;
@@ -29,11 +29,7 @@ export function useRateLimit(limiter: RateLimiter, metrics?: GatewayMetrics): Pl
     });
   };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      guard(args.contextValue, setResultAndStopExecution);
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      guard(args.contextValue, setResultAndStopExecution);
-    },
+    onExecute: ({ args, setResultAndStopExecution }) => guard(args.contextValue, setResultAndStopExecution),
+    onSubscribe: ({ args, setResultAndStopExecution }) => guard(args.contextValue, setResultAndStopExecution),
   };
 }
