@@ -17,7 +17,7 @@ export interface Child {
 export async function startChild(script: string, args: string[], env: Record<string, string>): Promise<Child> {
   const child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), [script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', OUTBOUND_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolveUrl, reject) => {

@@ -30,7 +30,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 async function startGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', LOG_LEVEL: 'info', GRAPHIQL: 'off', TASK_DISPATCHER: 'off', SCHEDULER: 'off', ...env },
+    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', TASK_DISPATCHER: 'off', SCHEDULER: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((ok, fail) => {

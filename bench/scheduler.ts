@@ -29,7 +29,7 @@ async function startGateway(env: Record<string, string>): Promise<{ proc: ChildP
   // node --import tsx: one process per gateway (the tsx CLI would add a relay process in front of each).
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off', LOG_LEVEL: 'info', GRAPHIQL: 'off', ...(process.env.BENCH_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS }), ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off', LOG_LEVEL: 'info', GRAPHIQL: 'off', ...(process.env.BENCH_NODE_OPTIONS && { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS }), ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((ok, fail) => {

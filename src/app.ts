@@ -41,6 +41,7 @@ import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { useStorableInput } from './graphql/plugins/use-storable-input.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
+import { OutboundPolicy } from './http/outbound-policy.js';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
 import { browserRefusal } from './http/browser-policy.js';
 
@@ -89,6 +90,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     throw error;
   }
   const metrics = createMetrics(database.prisma, log);
+  const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
   const services: AppServices = {
     db: database.prisma,
     config,
@@ -96,10 +98,11 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     queueDeleteGuards: [refuseDeleteWhileRunning],
     trust,
     verifier: new CmsVerifierPool(config.CMS_WORKERS),
-    jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config) }),
+    jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config), outbound }),
     keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
     rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE),
     metrics,
+    outbound,
     loops,
     log,
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toFieldIssues } from './validation.js';
 import { parseOrigins } from './http/browser-policy.js';
+import { OutboundPolicy } from './http/outbound-policy.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -21,6 +22,18 @@ const envSchema = z.object({
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
+  /** Hosts, IP addresses or CIDRs (comma- or space-separated) outbound calls may reach although they are not public. */
+  OUTBOUND_ALLOW: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      try {
+        return OutboundPolicy.parseAllowList(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Comma-separated origins (https://app.example) whose pages may call the gateway cross-origin; empty = none. */
   CORS_ORIGINS: z
     .string()

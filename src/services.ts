@@ -10,6 +10,7 @@ import type { RateLimiter } from './access/rate-limit.js';
 import type { GatewayMetrics } from './runtime/metrics.js';
 import type { LoopRegistry } from './runtime/supervised-loop.js';
 import type { Logger } from './log.js';
+import type { OutboundPolicy } from './http/outbound-policy.js';
 
 /** What every resolver, REST route and worker of one process shares (the GraphQL context adds the caller). */
 export interface AppServices {
@@ -26,6 +27,8 @@ export interface AppServices {
   keys: KeyVerifier;
   rateLimiter: RateLimiter;
   metrics: GatewayMetrics;
+  /** Where outbound calls for user-supplied URLs may go (OUTBOUND_ALLOW). */
+  outbound: OutboundPolicy;
   /** The supervised loops of this process (readiness reads them; a resync wakes them). */
   loops: LoopRegistry;
   log: Logger;

@@ -87,6 +87,7 @@ describe('database faults: two gateways ride out PostgreSQL restarts', () => {
     const env = {
       DATABASE_URL: dbUrl,
       AUTH: 'off',
+      OUTBOUND_ALLOW: '127.0.0.1',
       TASK_LEASE_SECONDS: String(LEASE_SECONDS),
       DELIVERY_LEASE_SECONDS: String(LEASE_SECONDS),
       BACKOFF_MAX_MS: '2000',

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importIdentity } from '../src/identity/import.js';
 import { DATABASES } from './helpers/databases.js';
 import { post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { eventually } from './helpers/sink.js';
 import { identityFixture, WIDE } from './helpers/identity-fixture.js';
 import { overHttp, overSse, overWs, rawRequest, type TransportAnswer } from './helpers/transports.js';
 
@@ -286,4 +287,115 @@ describe('the rate limit holds across processes (PostgreSQL) and counts a batch 
       await db.drop();
     }
   }, 60_000);
+});
+
+describe('outbound calls for user-supplied URLs reach public addresses only (SSRF)', () => {
+  let strict: TestGateway;
+  let byAddress: TestGateway;
+  let byName: TestGateway;
+  let sink: Awaited<ReturnType<typeof import('./helpers/task-sink.js').startTaskSink>>;
+  let port: number;
+  /** A name (not a literal) that resolves to loopback on this machine: its host name, via /etc/hosts. */
+  let loopbackName: string;
+  const quiet = { SCHEDULER_MAX_SLEEP_MS: '100', TASK_POLL_MS: '100', DELIVERY_POLL_MS: '100' };
+  beforeAll(async () => {
+    const { startTaskSink } = await import('./helpers/task-sink.js');
+    const { hostname } = await import('node:os');
+    const { lookup } = await import('node:dns/promises');
+    sink = await startTaskSink();
+    port = Number(new URL(sink.url).port);
+    loopbackName = hostname();
+    expect((await lookup(loopbackName)).address, `${loopbackName} must resolve to loopback for this test`).toMatch(/^127\./);
+    strict = await startTestGateway('pglite', { ...quiet, OUTBOUND_ALLOW: '' });
+    byAddress = await startTestGateway('pglite', { ...quiet, OUTBOUND_ALLOW: '127.0.0.0/8' });
+    byName = await startTestGateway('pglite', { ...quiet, OUTBOUND_ALLOW: loopbackName });
+  });
+  afterAll(async () => {
+    await Promise.all([strict?.close(), byAddress?.close(), byName?.close()]);
+    await sink?.close();
+  });
+
+  const LITERALS = [
+    ['127.0.0.1', 'loopback'],
+    ['localhost', 'loopback name'],
+    ['localhost.', 'loopback name'],
+    ['[::1]', 'loopback'],
+    ['0.0.0.0', 'unspecified'],
+    ['2130706433', 'loopback'],
+    ['127.1', 'loopback'],
+    ['0x7f000001', 'loopback'],
+    ['[::ffff:127.0.0.1]', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['192.168.0.1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['[fd00::1]', 'unique-local'],
+    ['[fe80::1]', 'link-local'],
+    ['224.0.0.1', 'multicast'],
+  ] as const;
+
+  it.each(LITERALS)('%s is refused where the URL is given, naming the rule (task, job, webhook, chat settings)', async (host, rule) => {
+    const target = `http://${host}:${port}/ssrf`;
+    await rpc(strict.url, 'createQueue', { name: 'ssrf' });
+    const task = await rpc(strict.url, 'createTask', { queueName: 'ssrf', name: 't', target: { url: target } });
+    expect(task.body.error).toMatchObject({ code: -32602, data: { fields: [{ field: 'target.url', message: expect.stringContaining(rule) }] } });
+    expect(task.body.error.data.fields[0].message).toContain('OUTBOUND_ALLOW');
+    const job = await rpc(strict.url, 'create', { name: 'ssrf.job', schedule: '0 0 1 1 *', target: { http: { url: target } } });
+    expect(job.body.error).toMatchObject({ code: -32602, data: { fields: [{ field: 'target.http.url' }] } });
+    const viaTemplate = await rpc(strict.url, 'create', { name: 'ssrf.tpl', schedule: '0 0 1 1 *', target: { task: { queue: 'ssrf', template: { target: { url: target } } } } });
+    expect(viaTemplate.body.error).toMatchObject({ code: -32602, data: { fields: [{ field: 'target.task.template.target.url' }] } });
+    const webhook = await post(strict.url, '/v1/systems/ssrf/webhook', JSON.stringify({ url: target, method: 'POST' }));
+    expect(webhook.status).toBe(400);
+    expect(webhook.body.fields).toEqual([{ field: 'url', message: expect.stringContaining(rule) }]);
+    const chat = await overHttp(strict.url, 'mutation($c: JSON!) { setSystemChannel(systemId: "ssrf", channel: CHAT_B, config: $c) { channel } }', { c: { webhookUrl: target } });
+    expect(chat.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'config.webhookUrl' }] });
+    expect((await rpc(strict.url, 'getTasksSummary', { queueName: 'ssrf' })).body.result.total).toBe(0);
+    expect((await rpc(strict.url, 'get', { name: 'ssrf.job' })).body.error.code).toBe(-32004);
+  });
+
+  it('a name that resolves to loopback fails at connect time: the task and the job instance FAILED at once, the webhook FAILED, with the reason; the peer saw nothing', async () => {
+    const target = (path: string) => `http://${loopbackName}:${port}${path}`;
+    await rpc(strict.url, 'createQueue', { name: 'named' });
+    const task = await rpc(strict.url, 'createTask', { queueName: 'named', name: 'n1', target: { url: target('/named-task') }, maxAttempts: 3 });
+    expect(task.body.result.status).toBe('READY');
+    await rpc(strict.url, 'create', { name: 'named.job', schedule: '0 0 1 1 *', target: { http: { url: target('/named-job') } }, retryConfig: { retryCount: 3 } });
+    const run = await rpc(strict.url, 'run', { name: 'named.job' });
+    const sent = await post(strict.url, '/v1/systems/named/webhook', JSON.stringify({ url: target('/named-hook'), method: 'POST' }));
+    expect(sent.status).toBe(200);
+    const failedTask = await eventually(async () => {
+      const t = (await rpc(strict.url, 'getTask', { queueName: 'named', name: 'n1' })).body.result;
+      return t.status === 'FAILED' ? t : null;
+    });
+    expect(failedTask).toMatchObject({ attempts: 1, lastError: expect.stringContaining('refused by the outbound policy') });
+    const instance = await eventually(async () => (await rpc(strict.url, 'searchJobInstance', { jobName: 'named.job', status: 'FAILED' })).body.result[0]);
+    expect(instance).toMatchObject({ id: run.body.result.id, attempts: 1, error: expect.stringContaining('refused by the outbound policy') });
+    const unit = await eventually(async () => {
+      const page = (await (await fetch(`${strict.url}/v1/type/webhook?status=FAILED`)).json()) as { content: { recipient: string; lastError?: string }[] };
+      return page.content.find((n) => n.recipient.includes('/named-hook'));
+    });
+    expect(JSON.stringify(unit)).toContain('refused by the outbound policy');
+    expect(sink.hits.filter((h) => h.path.startsWith('/named'))).toEqual([]);
+  });
+
+  it.each([
+    ['an address or CIDR', () => byAddress, () => `http://127.0.0.1:${port}`],
+    ['a host name', () => byName, () => `http://${loopbackName}:${port}`],
+  ])('OUTBOUND_ALLOW naming %s lets tasks, jobs and webhooks reach the same peer', async (_what, gateway, base) => {
+    const gw = gateway();
+    const tag = _what.replace(/\W/g, '');
+    await rpc(gw.url, 'createQueue', { name: 'allowed' });
+    await rpc(gw.url, 'createTask', { queueName: 'allowed', name: `t-${tag}`, target: { url: `${base()}/ok-task-${tag}` } });
+    await rpc(gw.url, 'create', { name: `job.${tag}`, schedule: '0 0 1 1 *', target: { http: { url: `${base()}/ok-job-${tag}` } } });
+    await rpc(gw.url, 'run', { name: `job.${tag}` });
+    expect((await post(gw.url, '/v1/systems/allowed/webhook', JSON.stringify({ url: `${base()}/ok-hook-${tag}`, method: 'POST' }))).status).toBe(200);
+    await eventually(async () => ['task', 'job', 'hook'].every((k) => sink.hits.some((h) => h.path.startsWith(`/ok-${k}-${tag}`) && h.status === 200)));
+    // The allow-list opens what it names, no more.
+    const other = await rpc(gw.url, 'createTask', { queueName: 'allowed', name: `o-${tag}`, target: { url: 'http://10.0.0.1/' } });
+    expect(other.body.error.code).toBe(-32602);
+  });
+
+  it('OUTBOUND_ALLOW must list hosts, addresses or CIDRs', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    expect(() => loadConfig({ OUTBOUND_ALLOW: 'http://x.example/' })).toThrow(/OUTBOUND_ALLOW/);
+    expect(loadConfig({ OUTBOUND_ALLOW: '10.0.0.0/8, intranet.example ::1' }).OUTBOUND_ALLOW).toEqual(['10.0.0.0/8', 'intranet.example', '::1']);
+  });
 });

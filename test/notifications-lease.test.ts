@@ -25,7 +25,7 @@ describe('delivery leases are renewed while a slow send runs (PostgreSQL, two ga
     db = await freshDatabase('postgres');
     sink = await startSink();
     sink.reply({ status: 200, body: { ok: true }, delayMs: 2500 });
-    const env = { PORT: '0', HOST: '127.0.0.1', AUTH: 'off', LOG_LEVEL: 'silent', ...db.env, DELIVERY_LEASE_SECONDS: '1', DELIVERY_POLL_MS: '100', SCHEDULER: 'off', TASK_DISPATCHER: 'off' };
+    const env = { PORT: '0', HOST: '127.0.0.1', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'silent', ...db.env, DELIVERY_LEASE_SECONDS: '1', DELIVERY_POLL_MS: '100', SCHEDULER: 'off', TASK_DISPATCHER: 'off' };
     for (let i = 0; i < 2; i++) gateways.push(await startGateway(loadConfig(env), { log: pino({ level: 'silent' }) }));
     const sent = await post(gateways[0]!.url, '/v1/systems/slow/webhook', JSON.stringify({ url: `${sink.url}/slow`, body: { n: 1 } }));
     expect(sent.status).toBe(200);

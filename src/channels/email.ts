@@ -6,7 +6,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { z } from 'zod';
-import { describeError, neverThrow, permanent, retryable, delivered, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { describeError, neverThrow, permanent, retryable, delivered, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 export const emailConfigSchema = z.object({
   host: z.string().min(1),
@@ -127,7 +127,7 @@ export function classifySmtpError(error: unknown): DeliveryOutcome {
   return retryable(`SMTP ${typeof code === 'string' ? code : 'error'}: ${describeError(error)}`);
 }
 
-async function sendEmail(message: EmailMessage, config: EmailConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendEmail(message: EmailMessage, config: EmailConfig, { signal }: SendContext): Promise<DeliveryOutcome> {
   if (signal?.aborted) return retryable(`aborted: ${describeError(signal.reason)}`);
   if (!message.to?.length && !message.cc?.length && !message.bcc?.length) return permanent('no recipients');
   try {
@@ -144,5 +144,5 @@ async function sendEmail(message: EmailMessage, config: EmailConfig, signal?: Ab
 
 export const emailAdapter: ChannelAdapter<EmailConfig, EmailMessage> = {
   channel: 'email',
-  send: (message, config, signal) => neverThrow(() => sendEmail(message, config, signal), classifySmtpError),
+  send: (message, config, context) => neverThrow(() => sendEmail(message, config, context), classifySmtpError),
 };

@@ -6,7 +6,7 @@
 import { createSign } from 'node:crypto';
 import { z } from 'zod';
 import { classifyHttpResponse, parseJson, performHttp, postJson, type HttpResponse } from './http.js';
-import { describeError, neverThrow, permanent, retryable, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { describeError, neverThrow, permanent, retryable, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 const TOKEN_LIFETIME_S = 3600;
@@ -120,7 +120,7 @@ export function clearFcmTokenCache(): void {
 
 const tokenAnswerSchema = z.object({ access_token: z.string().min(1), expires_in: z.number().positive().optional() });
 
-async function fetchAccessToken(config: FcmConfig, signal?: AbortSignal): Promise<TokenResult> {
+async function fetchAccessToken(config: FcmConfig, context: SendContext): Promise<TokenResult> {
   const account = config.serviceAccount;
   let assertion: string;
   try {
@@ -139,7 +139,7 @@ async function fetchAccessToken(config: FcmConfig, signal?: AbortSignal): Promis
       ],
       body: form.toString(),
     },
-    { timeoutMs: config.timeoutSeconds * 1000, ...(signal ? { signal } : {}) },
+    { timeoutMs: config.timeoutSeconds * 1000, ...context },
   );
   if (!attempt.ok) return attempt;
   const { response } = attempt;
@@ -165,13 +165,13 @@ function cacheKey(config: FcmConfig): string {
   return `${config.serviceAccount.client_email}\n${config.serviceAccount.token_uri}`;
 }
 
-async function getAccessToken(config: FcmConfig, signal?: AbortSignal): Promise<TokenResult> {
+async function getAccessToken(config: FcmConfig, context: SendContext): Promise<TokenResult> {
   const key = cacheKey(config);
   const cached = tokenCache.get(key);
   if (cached && cached.expiresAt - TOKEN_REFRESH_MARGIN_MS > Date.now()) return { ok: true, token: cached.accessToken };
   const pending = tokenInFlight.get(key);
   if (pending) return pending;
-  const request = fetchAccessToken(config, signal).finally(() => tokenInFlight.delete(key));
+  const request = fetchAccessToken(config, context).finally(() => tokenInFlight.delete(key));
   tokenInFlight.set(key, request);
   return request;
 }
@@ -203,14 +203,14 @@ export function fcmErrorCode(response: HttpResponse): { errorCode?: string; stat
 /** errorCodes that retrying can never fix, whatever the HTTP status says. */
 const PERMANENT_FCM_ERRORS = new Set(['UNREGISTERED', 'INVALID_ARGUMENT', 'SENDER_ID_MISMATCH', 'THIRD_PARTY_AUTH_ERROR']);
 
-async function sendFcm(message: PushMessage, config: FcmConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
-  const token = await getAccessToken(config, signal);
+async function sendFcm(message: PushMessage, config: FcmConfig, context: SendContext): Promise<DeliveryOutcome> {
+  const token = await getAccessToken(config, context);
   if (!token.ok) return token.outcome;
   const url = `${config.sendEndpoint.replace(/\/+$/, '')}/v1/projects/${encodeURIComponent(config.serviceAccount.project_id)}/messages:send`;
   const attempt = await postJson(url, buildFcmPayload(message), {
     headers: [['Authorization', `Bearer ${token.token}`]],
     timeoutMs: config.timeoutSeconds * 1000,
-    ...(signal ? { signal } : {}),
+    ...context,
   });
   if (!attempt.ok) return attempt.outcome;
   const { response } = attempt;
@@ -232,5 +232,5 @@ async function sendFcm(message: PushMessage, config: FcmConfig, signal?: AbortSi
 
 export const fcmAdapter: ChannelAdapter<FcmConfig, PushMessage> = {
   channel: 'push',
-  send: (message, config, signal) => neverThrow(() => sendFcm(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendFcm(message, config, context)),
 };

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { classifyHttpResponse, postJson } from './http.js';
-import { neverThrow, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { neverThrow, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 export const gapsConfigSchema = z.object({
   url: z.url(),
@@ -31,16 +31,16 @@ export function buildGapsPayload(message: GapsMessage): Record<string, unknown> 
   return payload;
 }
 
-async function sendGaps(message: GapsMessage, config: GapsConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendGaps(message: GapsMessage, config: GapsConfig, context: SendContext): Promise<DeliveryOutcome> {
   const attempt = await postJson(config.url, buildGapsPayload(message), {
     timeoutMs: config.timeoutSeconds * 1000,
     headers: Object.entries(config.headers ?? {}),
-    ...(signal ? { signal } : {}),
+    ...context,
   });
   return attempt.ok ? classifyHttpResponse(attempt.response) : attempt.outcome;
 }
 
 export const gapsAdapter: ChannelAdapter<GapsConfig, GapsMessage> = {
   channel: 'gaps',
-  send: (message, config, signal) => neverThrow(() => sendGaps(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendGaps(message, config, context)),
 };

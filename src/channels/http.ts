@@ -2,13 +2,13 @@
  * The one place for the HTTP delivery rule shared by webhook, chatA, chatB, push and gaps:
  *   2xx -> delivered; 408, 429, 5xx, network errors and timeouts -> retryable
  *   (honouring Retry-After as delta-seconds or HTTP-date); any other status -> permanent.
- * Requests go through node:http(s) rather than fetch because the webhook channel must support
- * every method of spec 4.5 including TRACE, which fetch refuses. Redirects are not followed.
+ * Requests go through the gateway's one outbound client (node:http, so the webhook channel can use every method of
+ * spec 4.5 including TRACE, which fetch refuses) and its outbound policy. Redirects are not followed.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
-import { describeError, permanent, retryable, delivered, snippet, type DeliveryOutcome } from './types.js';
+import { exchange } from '../http/outbound.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
+import { permanent, retryable, delivered, snippet, type DeliveryOutcome } from './types.js';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -35,7 +35,9 @@ export type HttpAttempt = { ok: true; response: HttpResponse } | { ok: false; ou
 
 export interface HttpOptions {
   timeoutMs?: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /** Where requests may go (OUTBOUND_ALLOW); every channel request passes it. */
+  outbound: OutboundPolicy;
 }
 
 /** Retry-After (RFC 9110 10.2.3): delta-seconds or an HTTP-date; returns milliseconds, or undefined. */
@@ -78,92 +80,34 @@ function hasHeader(headers: ReadonlyArray<readonly [string, string]>, name: stri
 }
 
 /**
- * Performs one request. Never rejects: transport failures come back as `{ok:false, outcome}`
- * (bad URL -> permanent; network error, timeout or abort -> retryable).
+ * Performs one request through the gateway's one outbound client (src/http/outbound.ts, its policy included).
+ * Never rejects: a bad URL, a bad header or a refused address -> permanent; network error, timeout or abort -> retryable.
  */
-export function performHttp(request: HttpRequest, options: HttpOptions = {}): Promise<HttpAttempt> {
+export async function performHttp(request: HttpRequest, options: HttpOptions): Promise<HttpAttempt> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
-  let url: URL;
-  try {
-    url = new URL(request.url);
-  } catch {
-    return Promise.resolve({ ok: false, outcome: permanent(`invalid URL: ${snippet(request.url, 100)}`) });
+  const result = await exchange(
+    { url: request.url, method: request.method, headers: request.headers ?? [], body: request.body ?? null },
+    { timeoutMs, signal: options.signal, bodyLimit: MAX_RESPONSE_BYTES, policy: options.outbound },
+  );
+  if (result.ok) return { ok: true, response: { status: result.status, headers: result.headers, text: result.body } };
+  switch (result.kind) {
+    case 'invalid':
+    case 'refused':
+      return { ok: false, outcome: permanent(result.message) };
+    case 'timeout':
+      return { ok: false, outcome: retryable(`timeout: no complete response within ${timeoutMs} ms`) };
+    case 'aborted':
+      return { ok: false, outcome: retryable(`aborted: ${result.message}`) };
+    default:
+      return { ok: false, outcome: retryable(`network error: ${result.message}`) };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return Promise.resolve({ ok: false, outcome: permanent(`unsupported URL scheme ${url.protocol}`) });
-  }
-  const timeoutSignal = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeoutSignal, options.signal]) : timeoutSignal;
-  const headers: Array<readonly [string, string]> = [...(request.headers ?? [])];
-  // node:http adds no Host header when headers are given as raw pairs (needed to keep duplicates).
-  if (!hasHeader(headers, 'host')) headers.unshift(['Host', url.host]);
-  if (request.body !== undefined) {
-    headers.push(['Content-Length', String(Buffer.byteLength(request.body))]);
-  }
-  const flatHeaders = headers.flatMap(([name, value]) => [name, value]);
-
-  return new Promise<HttpAttempt>((resolve) => {
-    let settled = false;
-    const finish = (attempt: HttpAttempt): void => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      resolve(attempt);
-    };
-    const abortOutcome = (): DeliveryOutcome =>
-      timeoutSignal.aborted
-        ? retryable(`timeout: no complete response within ${timeoutMs} ms`)
-        : retryable(`aborted: ${describeError(options.signal?.reason)}`);
-    let req: http.ClientRequest | undefined;
-    const onAbort = (): void => {
-      finish({ ok: false, outcome: abortOutcome() });
-      req?.destroy();
-    };
-    const transport = url.protocol === 'https:' ? https : http;
-    try {
-      req = transport.request(url, { method: request.method, headers: flatHeaders }, onResponse);
-    } catch (error) {
-      // Synchronous refusals: invalid header name/value characters, bad method token.
-      finish({ ok: false, outcome: permanent(`invalid request: ${describeError(error)}`) });
-      return;
-    }
-    function onResponse(res: http.IncomingMessage): void {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
-      });
-      res.on('end', () => {
-        finish({
-          ok: true,
-          response: { status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') },
-        });
-      });
-      res.on('error', (error) => {
-        finish({ ok: false, outcome: signal.aborted ? abortOutcome() : retryable(`network error: ${describeError(error)}`) });
-      });
-      // 'end' precedes 'close'; a close without 'end' is a truncated answer.
-      res.on('close', () => finish({ ok: false, outcome: signal.aborted ? abortOutcome() : retryable('connection closed mid-response') }));
-    }
-    req.on('error', (error) => {
-      finish({ ok: false, outcome: signal.aborted ? abortOutcome() : retryable(`network error: ${describeError(error)}`) });
-    });
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (request.body !== undefined) req.write(request.body);
-    req.end();
-  });
 }
 
 /** POST a JSON document; headers are added after Content-Type so callers may override it. */
 export function postJson(
   url: string,
   payload: unknown,
-  options: HttpOptions & { headers?: ReadonlyArray<readonly [string, string]> } = {},
+  options: HttpOptions & { headers?: ReadonlyArray<readonly [string, string]> },
 ): Promise<HttpAttempt> {
   const extra = options.headers ?? [];
   const headers: Array<readonly [string, string]> = [];

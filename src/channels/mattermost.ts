@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { classifyHttpResponse, postJson } from './http.js';
-import { neverThrow, permanent, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { neverThrow, permanent, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 export const mattermostConfigSchema = z.object({
   /** The incoming-webhook URL created in Mattermost (https://host/hooks/xxx). */
@@ -62,18 +62,18 @@ export function buildMattermostPayload(message: MattermostMessage): Record<strin
   return payload;
 }
 
-async function sendMattermost(message: MattermostMessage, config: MattermostConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendMattermost(message: MattermostMessage, config: MattermostConfig, context: SendContext): Promise<DeliveryOutcome> {
   if (message.type && !message.type.startsWith('custom_')) {
     return permanent(`type "${message.type}" must begin with custom_`);
   }
   const attempt = await postJson(config.webhookUrl, buildMattermostPayload(message), {
     timeoutMs: config.timeoutSeconds * 1000,
-    ...(signal ? { signal } : {}),
+    ...context,
   });
   return attempt.ok ? classifyHttpResponse(attempt.response) : attempt.outcome;
 }
 
 export const mattermostAdapter: ChannelAdapter<MattermostConfig, MattermostMessage> = {
   channel: 'chatB',
-  send: (message, config, signal) => neverThrow(() => sendMattermost(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendMattermost(message, config, context)),
 };

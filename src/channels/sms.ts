@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { PDU, PduFields, Session } from 'smpp';
 import { z } from 'zod';
-import { delivered, describeError, neverThrow, permanent, retryable, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { delivered, describeError, neverThrow, permanent, retryable, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 const smpp = createRequire(import.meta.url)('smpp') as typeof import('smpp');
 
@@ -174,7 +174,7 @@ export function buildSubmitSm(message: SmsMessage, config: SmsConfig): PduFields
   return fields;
 }
 
-async function sendSms(message: SmsMessage, config: SmsConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendSms(message: SmsMessage, config: SmsConfig, { signal }: SendContext): Promise<DeliveryOutcome> {
   if (signal?.aborted) return retryable(`aborted: ${describeError(signal.reason)}`);
   if (!/^\+?\d{3,20}$/.test(message.phoneNumber.replace(/[\s()-]/g, ''))) {
     return permanent(`invalid phone number "${message.phoneNumber}"`);
@@ -223,5 +223,5 @@ async function sendSms(message: SmsMessage, config: SmsConfig, signal?: AbortSig
 
 export const smsAdapter: ChannelAdapter<SmsConfig, SmsMessage> = {
   channel: 'sms',
-  send: (message, config, signal) => neverThrow(() => sendSms(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendSms(message, config, context)),
 };

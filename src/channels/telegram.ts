@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { classifyHttpResponse, parseJson, postJson } from './http.js';
-import { neverThrow, type ChannelAdapter, type DeliveryOutcome } from './types.js';
+import { neverThrow, type ChannelAdapter, type DeliveryOutcome, type SendContext } from './types.js';
 
 export const telegramConfigSchema = z.object({
   botToken: z.string().regex(/^\d+:[\w-]+$/, 'botToken must look like 123456:ABC-DEF (from @BotFather)'),
@@ -75,11 +75,11 @@ const telegramAnswerSchema = z.object({
   parameters: z.object({ retry_after: z.number().optional(), migrate_to_chat_id: z.number().optional() }).loose().optional(),
 });
 
-async function sendTelegram(message: TelegramMessage, config: TelegramConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendTelegram(message: TelegramMessage, config: TelegramConfig, context: SendContext): Promise<DeliveryOutcome> {
   const url = `${config.apiBaseUrl.replace(/\/+$/, '')}/bot${config.botToken}/sendMessage`;
   const attempt = await postJson(url, buildTelegramPayload(message), {
     timeoutMs: config.timeoutSeconds * 1000,
-    ...(signal ? { signal } : {}),
+    ...context,
   });
   if (!attempt.ok) return attempt.outcome;
   const answer = telegramAnswerSchema.safeParse(parseJson(attempt.response.text));
@@ -106,5 +106,5 @@ async function sendTelegram(message: TelegramMessage, config: TelegramConfig, si
 
 export const telegramAdapter: ChannelAdapter<TelegramConfig, TelegramMessage> = {
   channel: 'chatA',
-  send: (message, config, signal) => neverThrow(() => sendTelegram(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendTelegram(message, config, context)),
 };

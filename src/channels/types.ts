@@ -1,3 +1,5 @@
+import type { OutboundPolicy } from '../http/outbound-policy.js';
+
 /**
  * The narrow contract every notification channel adapter implements (STYLE.md rule 10):
  * an adapter performs ONE delivery unit and reports how it went; it never throws.
@@ -15,10 +17,17 @@ export type DeliveryOutcome =
   | { kind: 'retryable'; reason: string; retryAfterMs?: number }
   | { kind: 'permanent'; reason: string };
 
+/** What a send needs beyond its message and settings. */
+export interface SendContext {
+  /** Where HTTP requests may go (OUTBOUND_ALLOW); SMTP and SMPP servers are the operator's settings. */
+  outbound: OutboundPolicy;
+  signal?: AbortSignal | undefined;
+}
+
 export interface ChannelAdapter<Config, Message> {
   readonly channel: ChannelName;
   /** Never rejects: every failure is classified as `retryable` or `permanent`. */
-  send(message: Message, config: Config, signal?: AbortSignal): Promise<DeliveryOutcome>;
+  send(message: Message, config: Config, context: SendContext): Promise<DeliveryOutcome>;
 }
 
 /** Header pair as used by the webhook request (spec model NameValue). */

@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 import { HTTP_METHODS, classifyHttpResponse, hasHeader, performHttp, type HttpMethod } from './http.js';
-import { neverThrow, permanent, type ChannelAdapter, type DeliveryOutcome, type NameValue } from './types.js';
+import { neverThrow, permanent, type ChannelAdapter, type DeliveryOutcome, type NameValue, type SendContext } from './types.js';
 
 /** Per-system settings. The request itself carries url, method and headers. */
 export const webhookConfigSchema = z.object({
@@ -65,7 +65,7 @@ export function setAtPath(body: unknown, path: string, value: unknown): unknown 
   return root;
 }
 
-async function sendWebhook(message: WebhookMessage, config: WebhookConfig, signal?: AbortSignal): Promise<DeliveryOutcome> {
+async function sendWebhook(message: WebhookMessage, config: WebhookConfig, context: SendContext): Promise<DeliveryOutcome> {
   const method = message.method ?? 'POST';
   if (!(HTTP_METHODS as readonly string[]).includes(method)) return permanent(`unsupported method ${String(method)}`);
   let body = message.body;
@@ -82,12 +82,12 @@ async function sendWebhook(message: WebhookMessage, config: WebhookConfig, signa
   const timeOutSeconds = message.timeOutSeconds && message.timeOutSeconds > 0 ? message.timeOutSeconds : config.defaultTimeOutSeconds;
   const attempt = await performHttp(
     { url: message.url, method, headers, ...(sendBody ? { body: JSON.stringify(body) } : {}) },
-    { timeoutMs: timeOutSeconds * 1000, ...(signal ? { signal } : {}) },
+    { timeoutMs: timeOutSeconds * 1000, ...context },
   );
   return attempt.ok ? classifyHttpResponse(attempt.response) : attempt.outcome;
 }
 
 export const webhookAdapter: ChannelAdapter<WebhookConfig, WebhookMessage> = {
   channel: 'webhook',
-  send: (message, config, signal) => neverThrow(() => sendWebhook(message, config, signal)),
+  send: (message, config, context) => neverThrow(() => sendWebhook(message, config, context)),
 };

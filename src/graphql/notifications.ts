@@ -270,6 +270,7 @@ builder.mutationFields((t) => ({
         idempotencyKey: idempotencyKeyOf(ctx, args.idempotencyKey),
         idempotencyTtlMs: ctx.config.IDEMPOTENCY_TTL_SECONDS * 1000,
         maxAttempts: ctx.config.DELIVERY_MAX_ATTEMPTS,
+        outbound: ctx.outbound,
       });
     },
   }),
@@ -306,7 +307,7 @@ builder.mutationFields((t) => ({
       if (args.channel === 'general') throw new ValidationError([{ field: 'channel', message: 'GENERAL needs no settings' }]);
       const parsed = parseChannelConfig(args.channel as AdapterChannelName, args.config);
       if (!parsed.ok) throw new ValidationError([{ field: 'config', message: parsed.message }]);
-      return notifications.setSystemChannel(ctx.db, systemId, args.channel, args.config as Prisma.InputJsonValue);
+      return notifications.setSystemChannel(ctx.db, systemId, args.channel as AdapterChannelName, args.config as Prisma.InputJsonValue, ctx.outbound);
     },
   }),
   createFileGroup: t.prismaField({

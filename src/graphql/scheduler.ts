@@ -287,7 +287,7 @@ builder.mutationFields((t) => {
       extensions: { scope: 'scheduler:write' },
       description: 'Creates a job; CONFLICT when the name is taken, BAD_USER_INPUT for a bad cron expression or time zone.',
       args: { input: t.arg({ type: CreateJobInput, required: true, description: 'The job.' }) },
-      resolve: (_q, _r, args, ctx) => scheduler.createJob(ctx.db, validate(jobRules.create, dropNullsDeep(args.input), 'input')),
+      resolve: (_q, _r, args, ctx) => scheduler.createJob(ctx.db, validate(jobRules.create, dropNullsDeep(args.input), 'input'), ctx.outbound),
     }),
     updateJob: t.prismaField({
       type: 'Job',
@@ -297,7 +297,7 @@ builder.mutationFields((t) => {
         name: t.arg.string({ required: true, description: 'Job name.' }),
         input: t.arg({ type: UpdateJobInput, required: true, description: 'The changes.' }),
       },
-      resolve: (_q, _r, args, ctx) => scheduler.updateJob(ctx.db, validate(jobName, args.name, 'name'), validate(jobRules.update, dropNullsDeep(args.input), 'input')),
+      resolve: (_q, _r, args, ctx) => scheduler.updateJob(ctx.db, validate(jobName, args.name, 'name'), validate(jobRules.update, dropNullsDeep(args.input), 'input'), ctx.outbound),
     }),
     deleteJob: byName('Deletes a job and its instances; returns the deleted job.', (ctx, name) => scheduler.deleteJob(ctx.db, name)),
     pauseJob: byName('Suspends automatic firing (status PAUSED, nextRunTime null).', (ctx, name) => scheduler.pauseJob(ctx.db, name)),

@@ -216,7 +216,7 @@ builder.mutationFields((t) => {
       extensions: { scope: 'tasks:write' },
       description: 'Creates a task: READY, or BLOCKED until its dependencies succeed and its schedule time comes. Refused when the queue is missing or CLOSE.',
       args: { input: t.arg({ type: CreateTaskInput, required: true, description: 'The task.' }) },
-      resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input')),
+      resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input'), ctx.outbound),
     }),
     cancelTask: byKey('Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.', tasks.cancelTask),
     restartTask: byKey('Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.', tasks.restartTask),

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { pushTargetsOf, type PushTarget } from '../channels/fcm.js';
+import { assertChannelUrlsAllowed, type AdapterChannelName } from '../channels/index.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { insertNotifications, type NotificationInsert } from '../db/sql/insertNotifications.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
@@ -99,6 +101,8 @@ export interface AcceptOptions {
   /** An Idempotency-Key record older than this no longer counts, and is deleted by the next keyed request of its system. */
   idempotencyTtlMs: number;
   maxAttempts: number;
+  /** Where a webhook may be sent (OUTBOUND_ALLOW). */
+  outbound: OutboundPolicy;
 }
 
 /**
@@ -119,6 +123,7 @@ export async function acceptNotifications<K extends SendChannel>(
     if (earlier) return earlier;
   }
   const r = request as SendRequests[SendChannel];
+  if (channel === 'webhook') options.outbound.assertAllowed((r as SendRequests['webhook']).url, 'url');
   if (channel === 'email') {
     const fileGroupId = (r as SendRequests['email']).fileGroupId;
     if (fileGroupId !== undefined && !(await db.fileGroup.findFirst({ where: { id: fileGroupId, systemId }, select: { id: true } }))) {
@@ -195,7 +200,9 @@ async function replayed(db: PrismaClient, systemId: string, key: string, hash: s
 
 // ---- Channel settings and files (admin) ----
 
-export async function setSystemChannel(db: PrismaClient, systemId: string, channel: string, config: Prisma.InputJsonValue) {
+/** Stores a system's settings of a channel (already parsed by its schema); URLs in them must be ones the gateway may call. */
+export async function setSystemChannel(db: PrismaClient, systemId: string, channel: AdapterChannelName, config: Prisma.InputJsonValue, outbound: OutboundPolicy) {
+  assertChannelUrlsAllowed(channel, config, outbound);
   const now = new Date();
   return db.systemChannel.upsert({
     where: { systemId_channel: { systemId, channel } },

@@ -59,7 +59,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
     if (raw === undefined && !CONFIG_OPTIONAL.has(unit.channel)) {
       return permanent(`channel ${unit.channel} is not configured for system ${unit.systemId} (set it with the setSystemChannel mutation)`);
     }
-    return deliver(unit.channel, (await messageOf(unit)) as never, raw ?? {});
+    return deliver(unit.channel, (await messageOf(unit)) as never, raw ?? {}, { outbound: services.outbound });
   }
 
   async function runUnit(unit: ClaimedNotification, settings: Map<string, Promise<unknown>>): Promise<void> {

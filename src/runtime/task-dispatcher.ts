@@ -64,7 +64,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   async function runClaimed(task: ClaimedTask): Promise<void> {
     unsettled.add(task.id);
     try {
-      const settlement = await runTaskAttempt(task, interrupt.signal);
+      const settlement = await runTaskAttempt(task, interrupt.signal, services.outbound);
       if (!settlement) return;
       const kept = await settle(task.id, settlement);
       unsettled.delete(task.id);

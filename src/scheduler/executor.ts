@@ -7,6 +7,7 @@ import { attemptHttp, attemptTask, type AttemptOutcome, type TaskCreator } from 
 import { settleUntilLanded } from '../runtime/settle-retry.js';
 import type { BackoffPolicy } from '../runtime/backoff.js';
 import type { LoopRegistry } from '../runtime/supervised-loop.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
 
 // Runs fired instances in this process: performs the target with the job's retry policy, then settles the
 // instance SUCCEEDED or FAILED. Settlements are written in batches (one statement per flush), so 1,000 firings a
@@ -45,11 +46,11 @@ export function backoffMs(retry: number, minMs: number, maxMs: number, maxDoubli
   return Math.min(maxMs, atCap + linear * atCap);
 }
 
-export function createJobExecutor(db: PrismaClient, log: Logger, faults: { loops: LoopRegistry; backoff: BackoffPolicy }): JobExecutor {
+export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: LoopRegistry; backoff: BackoffPolicy; outbound: OutboundPolicy }): JobExecutor {
   const id = `gw-${process.pid}-${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
   const giveUp = new AbortController();
-  const retry = { ...faults, log, signal: giveUp.signal };
+  const retry = { loops: deps.loops, backoff: deps.backoff, log, signal: giveUp.signal };
   const running = new Set<Promise<void>>();
   let pending: Settlement[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
@@ -103,7 +104,7 @@ export function createJobExecutor(db: PrismaClient, log: Logger, faults: { loops
       const ctx = { jobName: instance.jobName, instanceId: instance.id, scheduledTime: instance.scheduledTime, attempt };
       outcome =
         instance.target.kind === 'HTTP'
-          ? await attemptHttp(instance.target, ctx, instance.timeoutSeconds * 1000, stopping.signal)
+          ? await attemptHttp(instance.target, ctx, instance.timeoutSeconds * 1000, stopping.signal, deps.outbound)
           : await attemptTask(instance.target, ctx, taskCreator, stopping.signal);
       if (outcome.ok || !outcome.retryable) break;
     }

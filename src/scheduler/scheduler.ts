@@ -17,6 +17,7 @@ import {
   type RetryConfigInput,
   type StoredTarget,
 } from './scheduler-rules.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
 
 // The job scheduler over Prisma. Inputs are already validated by the edge (scheduler-rules.ts).
 
@@ -109,10 +110,18 @@ function changeJob(db: PrismaClient, name: string, run: (tx: Prisma.TransactionC
   );
 }
 
-export function createJob(db: PrismaClient, input: JobCreateInput, now = new Date()): Promise<Job> {
+/** A job's target URLs (an HTTP target's, or the template's of a task target) must be ones the gateway may call. */
+function assertTargetAllowed(target: StoredTarget, outbound: OutboundPolicy): void {
+  if (target.kind === 'HTTP') outbound.assertAllowed(target.url, 'target.http.url');
+  const templateUrl = target.kind === 'TASK' ? (target.template.target as { url?: unknown } | undefined)?.url : undefined;
+  if (typeof templateUrl === 'string') outbound.assertAllowed(templateUrl, 'target.task.template.target.url');
+}
+
+export function createJob(db: PrismaClient, input: JobCreateInput, outbound: OutboundPolicy, now = new Date()): Promise<Job> {
   const timeZone = input.timeZone ?? 'UTC';
   const status = input.status ?? 'ENABLED';
   const target = toStoredTarget(input.target);
+  assertTargetAllowed(target, outbound);
   const next = firstOccurrence(input.schedule, timeZone, now);
   return changeJob(db, input.name, async (tx) => {
     await assertQueueExists(tx, target);
@@ -134,7 +143,9 @@ export function createJob(db: PrismaClient, input: JobCreateInput, now = new Dat
 }
 
 /** Changes a job; a new schedule or time zone recomputes nextRunTime from now (while ENABLED). */
-export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput, now = new Date()): Promise<Job> {
+export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput, outbound: OutboundPolicy, now = new Date()): Promise<Job> {
+  const target = input.target ? toStoredTarget(input.target) : undefined;
+  if (target) assertTargetAllowed(target, outbound);
   return changeJob(db, name, async (tx) => {
     const job = await tx.job.findUnique({ where: { name } });
     if (!job) throw new NotFoundError(`job "${name}" not found`);
@@ -142,7 +153,6 @@ export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput,
     const timeZone = input.timeZone ?? job.timeZone;
     const retimed = schedule !== job.schedule || timeZone !== job.timeZone;
     const next = retimed ? firstOccurrence(schedule, timeZone, now) : undefined;
-    const target = input.target ? toStoredTarget(input.target) : undefined;
     if (target) await assertQueueExists(tx, target);
     return tx.job.update({
       where: { name },

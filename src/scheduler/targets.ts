@@ -1,4 +1,5 @@
 import { sendOutbound } from '../http/outbound.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
 import type { StoredTarget } from './scheduler-rules.js';
 
 // What a firing does: an HTTP request, or a task created in a queue. Each attempt answers an outcome instead of
@@ -38,7 +39,7 @@ export interface TaskCreator {
 
 const BODY_PREVIEW = 4096;
 
-export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }>, ctx: FiringContext, timeoutMs: number, signal: AbortSignal): Promise<AttemptOutcome> {
+export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }>, ctx: FiringContext, timeoutMs: number, signal: AbortSignal, policy: OutboundPolicy): Promise<AttemptOutcome> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(target.headers)) headers[name.toLowerCase()] = value;
   headers['x-scheduler-job-name'] = ctx.jobName;
@@ -46,7 +47,7 @@ export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }
   headers['x-scheduler-schedule-time'] = ctx.scheduledTime.toISOString();
   headers['x-scheduler-attempt'] = String(ctx.attempt);
   headers['user-agent'] ??= 'public-services-gateway-scheduler';
-  const outcome = await sendOutbound({ url: target.url, method: target.httpMethod, headers, body: target.body }, { timeoutMs, signal, bodyLimit: BODY_PREVIEW });
+  const outcome = await sendOutbound({ url: target.url, method: target.httpMethod, headers, body: target.body }, { timeoutMs, signal, bodyLimit: BODY_PREVIEW, policy });
   switch (outcome.kind) {
     case 'answered': {
       const result = { httpStatus: outcome.status, body: outcome.body };
@@ -54,6 +55,7 @@ export async function attemptHttp(target: Extract<StoredTarget, { kind: 'HTTP' }
       return { ok: false, result, error: `HTTP ${outcome.status} from ${target.url}`, retryable: true };
     }
     case 'aborted':
+    case 'refused':
       return { ok: false, error: outcome.message, retryable: false };
     default:
       return { ok: false, error: outcome.message, retryable: true };

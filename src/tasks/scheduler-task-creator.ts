@@ -16,7 +16,7 @@ const WATCH_POLL_MS = 5000;
 
 type Wake = { kind: 'signal'; result: IteratorResult<BusSignal> } | { kind: 'poll' } | { kind: 'aborted' };
 
-export function createSchedulerTaskCreator(services: Pick<AppServices, 'db' | 'bus'>): TaskCreator {
+export function createSchedulerTaskCreator(services: Pick<AppServices, 'db' | 'bus' | 'outbound'>): TaskCreator {
   return {
     async createTask({ queue, template, jobName, instanceId, signal }) {
       const input = parseInput(createTaskInput, { name: `${jobName}.${instanceId}`, ...template, queueName: queue }, 'template');
@@ -28,7 +28,7 @@ export function createSchedulerTaskCreator(services: Pick<AppServices, 'db' | 'b
         signal.addEventListener('abort', () => resolve({ kind: 'aborted' }), { once: true });
       });
       try {
-        const task = await createTask(services.db, input);
+        const task = await createTask(services.db, input, services.outbound);
         let status = task.status as TaskStatusName;
         let nextSignal = events.next().then((result): Wake => ({ kind: 'signal', result }));
         while (!FINAL.includes(status)) {

@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyTaskChange } from '../db/sql/taskEvents.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
+import type { OutboundPolicy } from '../http/outbound-policy.js';
 import type { Page, Window } from '../pagination.js';
 import { assertTransition, fromStatuses, TASK_STATUSES, type CreateTaskInput, type TaskAction, type TaskFilter, type TaskKey, type TaskStatusName } from './task-rules.js';
 
@@ -22,7 +23,9 @@ const ORDER: Record<TaskOrder, Prisma.TaskOrderByWithRelationInput[]> = {
 
 const describe = (key: TaskKey) => `task "${key.name}" of queue "${key.queueName}"`;
 
-export async function createTask(db: PrismaClient, input: CreateTaskInput): Promise<Task> {
+/** Creates a task; its target URL must be one the outbound policy lets the gateway call. */
+export async function createTask(db: PrismaClient, input: CreateTaskInput, outbound: OutboundPolicy): Promise<Task> {
+  outbound.assertAllowed(input.target.url, 'target.url');
   return translateWriteErrors(describe(input), () =>
     db.$transaction(async (tx) => {
       // FOR SHARE: a concurrent closeQueue or deleteQueue waits for this task, or this task sees the queue closed.

@@ -3,6 +3,7 @@ import { gapsAdapter, gapsConfigSchema } from '../../src/channels/gaps.js';
 import { mattermostAdapter, mattermostConfigSchema } from '../../src/channels/mattermost.js';
 import { telegramAdapter, telegramConfigSchema } from '../../src/channels/telegram.js';
 import { startSink, type Sink } from './sink.js';
+import { LOOPBACK } from './sink.js';
 
 let sink: Sink;
 beforeAll(async () => {
@@ -33,8 +34,7 @@ describe('chatA = Telegram sendMessage', () => {
         entities: [{ type: 'custom_emoji', offset: 0, length: 2, customEmojiId: '5368324170671202286' }],
         replyMarkup: '{"inline_keyboard":[[{"text":"Open","url":"https://example.org"}]]}',
       },
-      config(),
-    );
+      config(), LOOPBACK);
     expect(outcome).toEqual({ kind: 'delivered', detail: 'HTTP 200', providerMessageId: '4711' });
     const [req] = sink.requests;
     expect(req?.method).toBe('POST');
@@ -56,7 +56,7 @@ describe('chatA = Telegram sendMessage', () => {
 
   it('sends only chat_id and text when nothing else is given', async () => {
     sink.reply({ status: 200, body: { ok: true, result: { message_id: 1 } } });
-    await telegramAdapter.send({ content: 'plain', chatId: '-1001' }, config());
+    await telegramAdapter.send({ content: 'plain', chatId: '-1001' }, config(), LOOPBACK);
     expect(JSON.parse(sink.requests[0]?.body ?? '')).toStrictEqual({ chat_id: '-1001', text: 'plain' });
   });
 
@@ -65,7 +65,7 @@ describe('chatA = Telegram sendMessage', () => {
       status: 429,
       body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 17', parameters: { retry_after: 17 } },
     });
-    expect(await telegramAdapter.send({ content: 'x', chatId: '1' }, config())).toEqual({
+    expect(await telegramAdapter.send({ content: 'x', chatId: '1' }, config(), LOOPBACK)).toEqual({
       kind: 'retryable',
       reason: 'HTTP 429: telegram 429: Too Many Requests: retry after 17',
       retryAfterMs: 17_000,
@@ -78,7 +78,7 @@ describe('chatA = Telegram sendMessage', () => {
       { status: 403, body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } },
       { status: 502, body: '<html>Bad Gateway</html>' },
     );
-    const send = () => telegramAdapter.send({ content: 'x', chatId: '1' }, config());
+    const send = () => telegramAdapter.send({ content: 'x', chatId: '1' }, config(), LOOPBACK);
     expect(await send()).toEqual({ kind: 'permanent', reason: 'HTTP 400: telegram 400: Bad Request: chat not found' });
     expect(await send()).toMatchObject({ kind: 'permanent', reason: expect.stringContaining('blocked') });
     expect(await send()).toMatchObject({ kind: 'retryable' });
@@ -115,8 +115,7 @@ describe('chatB = Mattermost incoming webhook', () => {
         ],
         props: { card: 'details', build: 5 },
       },
-      config(),
-    );
+      config(), LOOPBACK);
     expect(outcome).toEqual({ kind: 'delivered', detail: 'HTTP 200' });
     const [req] = sink.requests;
     expect(req?.url).toBe('/hooks/xyz');
@@ -143,11 +142,11 @@ describe('chatB = Mattermost incoming webhook', () => {
   });
 
   it('a type not starting with custom_ is permanent without a request; 400 permanent; 503 retryable', async () => {
-    expect(await mattermostAdapter.send({ content: 'x', type: 'system_join' }, config())).toMatchObject({ kind: 'permanent' });
+    expect(await mattermostAdapter.send({ content: 'x', type: 'system_join' }, config(), LOOPBACK)).toMatchObject({ kind: 'permanent' });
     expect(sink.requests).toHaveLength(0);
     sink.reply({ status: 400, body: { id: 'web.incoming_webhook.text.app_error' } }, { status: 503, headers: { 'Retry-After': '3' } });
-    expect((await mattermostAdapter.send({ content: 'x' }, config())).kind).toBe('permanent');
-    expect(await mattermostAdapter.send({ content: 'x' }, config())).toEqual({ kind: 'retryable', reason: 'HTTP 503', retryAfterMs: 3000 });
+    expect((await mattermostAdapter.send({ content: 'x' }, config(), LOOPBACK)).kind).toBe('permanent');
+    expect(await mattermostAdapter.send({ content: 'x' }, config(), LOOPBACK)).toEqual({ kind: 'retryable', reason: 'HTTP 503', retryAfterMs: 3000 });
   });
 });
 
@@ -157,8 +156,7 @@ describe('gaps portal', () => {
     const gapsRequest = { documents: [{ id: 'd1', name: 'act.pdf' }], settings: { channel: 'lk' }, attachments: [] };
     const outcome = await gapsAdapter.send(
       { from: 'registry', sendTime: '2026-05-01T10:00:00+03:00', gapsRequest, useSystemSettings: true },
-      config,
-    );
+      config, LOOPBACK);
     expect(outcome.kind).toBe('delivered');
     const [req] = sink.requests;
     expect(req?.url).toBe('/portal/gaps');
@@ -170,6 +168,6 @@ describe('gaps portal', () => {
       useSystemSettings: true,
     });
     sink.reply({ status: 422, body: { error: 'bad document' } });
-    expect((await gapsAdapter.send({ gapsRequest: {} }, config)).kind).toBe('permanent');
+    expect((await gapsAdapter.send({ gapsRequest: {} }, config, LOOPBACK)).kind).toBe('permanent');
   });
 });

@@ -1,3 +1,4 @@
+import { LOOPBACK } from './sink.js';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -89,8 +90,7 @@ describe('email over SMTP', () => {
         content: '<p>Approved</p>',
         attachments: [{ filename: 'permit.pdf', content: Buffer.from('%PDF-1.4 test'), contentType: 'application/pdf' }],
       },
-      config,
-    );
+      config, LOOPBACK);
     expect(outcome).toMatchObject({ kind: 'delivered', providerMessageId: expect.stringMatching(/^<.+@.+>$/) });
     expect(received).toHaveLength(1);
     const mail = received[0]!;
@@ -116,12 +116,12 @@ describe('email over SMTP', () => {
   });
 
   it('sends plain text by default, from the configured sender, with LOW and NORMAL mapped, over one pooled connection', async () => {
-    await emailAdapter.send({ to: ['warm@example.org'], subject: 'warm-up', content: 'x' }, config);
+    await emailAdapter.send({ to: ['warm@example.org'], subject: 'warm-up', content: 'x' }, config, LOOPBACK);
     received.length = 0;
     const before = connections;
-    await emailAdapter.send({ to: ['a@example.org'], subject: 'Low', content: 'plain body', importance: 'LOW', contentType: 'TEXT' }, config);
-    await emailAdapter.send({ to: ['a@example.org'], subject: 'Normal', content: 'x', importance: 'NORMAL' }, config);
-    await emailAdapter.send({ to: ['a@example.org'], subject: 'None', content: 'x' }, config);
+    await emailAdapter.send({ to: ['a@example.org'], subject: 'Low', content: 'plain body', importance: 'LOW', contentType: 'TEXT' }, config, LOOPBACK);
+    await emailAdapter.send({ to: ['a@example.org'], subject: 'Normal', content: 'x', importance: 'NORMAL' }, config, LOOPBACK);
+    await emailAdapter.send({ to: ['a@example.org'], subject: 'None', content: 'x' }, config, LOOPBACK);
     const [low, normal, none] = received.map((m) => headersOf(m.raw));
     expect(low?.get('from')).toBe('Gateway <noreply@gov.example>');
     expect(low?.get('content-type')).toMatch(/^text\/plain/);
@@ -136,23 +136,23 @@ describe('email over SMTP', () => {
   it('SMTP 550 is permanent, 451 is retryable', async () => {
     rcptReplies.set('gone@example.org', { code: 550, text: 'Mailbox unavailable' });
     rcptReplies.set('busy@example.org', { code: 451, text: 'Try again later' });
-    expect(await emailAdapter.send({ to: ['gone@example.org'], subject: 's', content: 'c' }, config)).toMatchObject({
+    expect(await emailAdapter.send({ to: ['gone@example.org'], subject: 's', content: 'c' }, config, LOOPBACK)).toMatchObject({
       kind: 'permanent',
       reason: expect.stringContaining('550'),
     });
-    expect(await emailAdapter.send({ to: ['busy@example.org'], subject: 's', content: 'c' }, config)).toMatchObject({
+    expect(await emailAdapter.send({ to: ['busy@example.org'], subject: 's', content: 'c' }, config, LOOPBACK)).toMatchObject({
       kind: 'retryable',
       reason: expect.stringContaining('451'),
     });
     dataReply = { code: 452, text: 'Insufficient system storage' };
-    expect((await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, config)).kind).toBe('retryable');
+    expect((await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, config, LOOPBACK)).kind).toBe('retryable');
     dataReply = { code: 554, text: 'Transaction failed: spam' };
-    expect((await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, config)).kind).toBe('permanent');
+    expect((await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, config, LOOPBACK)).kind).toBe('permanent');
   });
 
   it('a partly rejected recipient list is delivered with the rejected addresses in the detail', async () => {
     rcptReplies.set('gone@example.org', { code: 550, text: 'Mailbox unavailable' });
-    const outcome = await emailAdapter.send({ to: ['a@example.org', 'gone@example.org'], subject: 's', content: 'c' }, config);
+    const outcome = await emailAdapter.send({ to: ['a@example.org', 'gone@example.org'], subject: 's', content: 'c' }, config, LOOPBACK);
     expect(outcome).toMatchObject({ kind: 'delivered', detail: expect.stringContaining('rejected: gone@example.org') });
     expect(received[0]?.rcptTo).toEqual(['a@example.org']);
   });
@@ -163,7 +163,7 @@ describe('email over SMTP', () => {
     const { port } = probe.server.address() as AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const down = emailConfigSchema.parse({ host: '127.0.0.1', port, from: 'noreply@gov.example', timeoutSeconds: 2 });
-    expect(await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, down)).toMatchObject({ kind: 'retryable' });
-    expect((await emailAdapter.send({ subject: 's', content: 'c' }, config)).kind).toBe('permanent');
+    expect(await emailAdapter.send({ to: ['a@example.org'], subject: 's', content: 'c' }, down, LOOPBACK)).toMatchObject({ kind: 'retryable' });
+    expect((await emailAdapter.send({ subject: 's', content: 'c' }, config, LOOPBACK)).kind).toBe('permanent');
   });
 });

@@ -2,6 +2,7 @@ import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clearFcmTokenCache, fcmAdapter, fcmConfigSchema, pushTargetsOf, toFcmData, type FcmConfig } from '../../src/channels/fcm.js';
 import { startSink, type RecordedRequest, type Sink } from './sink.js';
+import { LOOPBACK } from './sink.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -65,8 +66,8 @@ describe('push = FCM HTTP v1', () => {
       image: 'https://example.org/i.png',
       data: { invoiceId: 'INV-1', amount: 12.5, paid: false, tags: ['a'] },
     };
-    const first = await fcmAdapter.send(message, config);
-    const second = await fcmAdapter.send({ target: { topic: 'news' }, title: 't' }, config);
+    const first = await fcmAdapter.send(message, config, LOOPBACK);
+    const second = await fcmAdapter.send({ target: { topic: 'news' }, title: 't' }, config, LOOPBACK);
     expect(first).toEqual({
       kind: 'delivered',
       detail: 'HTTP 200',
@@ -100,7 +101,7 @@ describe('push = FCM HTTP v1', () => {
   });
 
   it('concurrent first sends share one token request', async () => {
-    const outcomes = await Promise.all([1, 2, 3].map((i) => fcmAdapter.send({ target: { token: `t${i}` }, body: 'b' }, config)));
+    const outcomes = await Promise.all([1, 2, 3].map((i) => fcmAdapter.send({ target: { token: `t${i}` }, body: 'b' }, config, LOOPBACK)));
     expect(outcomes.map((o) => o.kind)).toEqual(['delivered', 'delivered', 'delivered']);
     expect(oauth.requests).toHaveLength(1);
   });
@@ -118,11 +119,11 @@ describe('push = FCM HTTP v1', () => {
       },
     });
     fcm.reply(fcmError(404, 'NOT_FOUND', 'UNREGISTERED'), fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT'));
-    expect(await fcmAdapter.send({ target: { token: 'stale' } }, config)).toEqual({
+    expect(await fcmAdapter.send({ target: { token: 'stale' } }, config, LOOPBACK)).toEqual({
       kind: 'permanent',
       reason: 'HTTP 404: UNREGISTERED: Requested entity was not found.',
     });
-    expect(await fcmAdapter.send({ target: { token: 'x' } }, config)).toMatchObject({ kind: 'permanent', reason: expect.stringContaining('INVALID_ARGUMENT') });
+    expect(await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).toMatchObject({ kind: 'permanent', reason: expect.stringContaining('INVALID_ARGUMENT') });
   });
 
   it('429 QUOTA_EXCEEDED and 503 are retryable after Retry-After', async () => {
@@ -134,18 +135,18 @@ describe('push = FCM HTTP v1', () => {
       },
       { status: 503, headers: { 'Retry-After': '5' }, body: { error: { code: 503, status: 'UNAVAILABLE' } } },
     );
-    expect(await fcmAdapter.send({ target: { token: 'x' } }, config)).toEqual({
+    expect(await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).toEqual({
       kind: 'retryable',
       reason: 'HTTP 429: QUOTA_EXCEEDED',
       retryAfterMs: 30_000,
     });
-    expect(await fcmAdapter.send({ target: { token: 'x' } }, config)).toEqual({ kind: 'retryable', reason: 'HTTP 503: UNAVAILABLE', retryAfterMs: 5000 });
+    expect(await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).toEqual({ kind: 'retryable', reason: 'HTTP 503: UNAVAILABLE', retryAfterMs: 5000 });
   });
 
   it('a 401 drops the cached token so the next attempt fetches a new one', async () => {
     fcm.reply({ status: 401, body: { error: { code: 401, status: 'UNAUTHENTICATED', message: 'expired' } } }, { status: 200, body: { name: 'n' } });
-    expect((await fcmAdapter.send({ target: { token: 'x' } }, config)).kind).toBe('retryable');
-    expect((await fcmAdapter.send({ target: { token: 'x' } }, config)).kind).toBe('delivered');
+    expect((await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).kind).toBe('retryable');
+    expect((await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).kind).toBe('delivered');
     expect(oauth.requests).toHaveLength(2);
     expect(fcm.requests[1]?.headers.authorization).toBe('Bearer ya29.test-2');
   });
@@ -153,11 +154,11 @@ describe('push = FCM HTTP v1', () => {
   it('a wrong key is refused by the token endpoint: permanent; token endpoint 5xx: retryable', async () => {
     const other = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
     const wrong = { ...config, serviceAccount: { ...config.serviceAccount, private_key: other.privateKey } };
-    expect(await fcmAdapter.send({ target: { token: 'x' } }, wrong)).toMatchObject({ kind: 'permanent', reason: expect.stringContaining('Invalid JWT Signature') });
+    expect(await fcmAdapter.send({ target: { token: 'x' } }, wrong, LOOPBACK)).toMatchObject({ kind: 'permanent', reason: expect.stringContaining('Invalid JWT Signature') });
     expect(fcm.requests).toHaveLength(0);
     clearFcmTokenCache();
     oauth.reply({ status: 503, headers: { 'Retry-After': '2' } });
-    expect(await fcmAdapter.send({ target: { token: 'x' } }, config)).toMatchObject({ kind: 'retryable', retryAfterMs: 2000 });
+    expect(await fcmAdapter.send({ target: { token: 'x' } }, config, LOOPBACK)).toMatchObject({ kind: 'retryable', retryAfterMs: 2000 });
   });
 });
 

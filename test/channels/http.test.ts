@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyHttpResponse, parseRetryAfter, performHttp } from '../../src/channels/http.js';
-import { startSink, type Sink } from './sink.js';
+import { LOOPBACK, startSink, type Sink } from './sink.js';
 
 let sink: Sink;
 beforeAll(async () => {
@@ -34,13 +34,13 @@ describe('performHttp', () => {
     const closed = await startSink();
     const url = closed.url;
     await closed.close();
-    const attempt = await performHttp({ url, method: 'POST', body: '{}' });
+    const attempt = await performHttp({ url, method: 'POST', body: '{}' }, LOOPBACK);
     expect(attempt.ok).toBe(false);
     if (!attempt.ok) expect(attempt.outcome).toMatchObject({ kind: 'retryable', reason: expect.stringContaining('ECONNREFUSED') });
   });
   it('bad URL or scheme is permanent', async () => {
     for (const url of ['not a url', 'ftp://127.0.0.1/x']) {
-      const attempt = await performHttp({ url, method: 'GET' });
+      const attempt = await performHttp({ url, method: 'GET' }, LOOPBACK);
       expect(attempt.ok ? 'ok' : attempt.outcome.kind).toBe('permanent');
     }
   });
@@ -48,7 +48,7 @@ describe('performHttp', () => {
     sink.reply({ status: 200, delayMs: 2000 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('shutdown')), 50);
-    const attempt = await performHttp({ url: sink.url, method: 'GET' }, { signal: controller.signal });
+    const attempt = await performHttp({ url: sink.url, method: 'GET' }, { ...LOOPBACK, signal: controller.signal });
     expect(attempt.ok ? 'ok' : attempt.outcome).toMatchObject({ kind: 'retryable', reason: expect.stringContaining('aborted') });
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTER_CHANNELS, CHANNEL_REGISTRY, closeChannels, deliver, hasAdapter, parseChannelConfig } from '../../src/channels/index.js';
 import { startSink, type Sink } from './sink.js';
+import { LOOPBACK } from './sink.js';
 
 let sink: Sink;
 beforeAll(async () => {
@@ -28,9 +29,9 @@ describe('channel registry', () => {
   });
 
   it('deliver() parses raw settings and runs the adapter; invalid settings are permanent', async () => {
-    expect(await deliver('webhook', { url: `${sink.url}/x`, body: { a: 1 } }, {})).toEqual({ kind: 'delivered', detail: 'HTTP 200' });
+    expect(await deliver('webhook', { url: `${sink.url}/x`, body: { a: 1 } }, {}, LOOPBACK)).toEqual({ kind: 'delivered', detail: 'HTTP 200' });
     expect(sink.requests).toHaveLength(1);
-    expect(await deliver('chatA', { content: 'x', chatId: '1' }, { botToken: 'missing-colon' })).toMatchObject({
+    expect(await deliver('chatA', { content: 'x', chatId: '1' }, { botToken: 'missing-colon' }, LOOPBACK)).toMatchObject({
       kind: 'permanent',
       reason: expect.stringContaining('botToken'),
     });

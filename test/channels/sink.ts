@@ -1,6 +1,7 @@
 // A real HTTP peer on 127.0.0.1 (random port) that records requests and answers from a script.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OutboundPolicy } from '../../src/http/outbound-policy.js';
 
 export interface RecordedRequest {
   method: string;
@@ -70,3 +71,6 @@ export async function startSink(): Promise<Sink> {
       }),
   };
 }
+
+/** The send context of the channel tests: their peers listen on loopback, which OUTBOUND_ALLOW must name. */
+export const LOOPBACK = { outbound: new OutboundPolicy(['127.0.0.1']) };

@@ -1,3 +1,4 @@
+import { LOOPBACK } from './sink.js';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { PDU, Server, Session } from 'smpp';
@@ -72,8 +73,8 @@ afterAll(async () => {
 describe('sms over SMPP 3.4', () => {
   it('binds once, submits one submit_sm per number and returns the message_id', async () => {
     const before = binds;
-    const a = await smsAdapter.send({ phoneNumber: '+7 (900) 123-45-67', text: 'Your code is 1234' }, config);
-    const b = await smsAdapter.send({ phoneNumber: '79007654321', text: 'Привет' }, config);
+    const a = await smsAdapter.send({ phoneNumber: '+7 (900) 123-45-67', text: 'Your code is 1234' }, config, LOOPBACK);
+    const b = await smsAdapter.send({ phoneNumber: '79007654321', text: 'Привет' }, config, LOOPBACK);
     expect(a).toEqual({ kind: 'delivered', detail: 'submit_sm_resp ESME_ROK', providerMessageId: expect.stringMatching(/^msg-\d+$/) });
     expect(b.kind).toBe('delivered');
     expect(binds - before).toBe(1);
@@ -99,14 +100,14 @@ describe('sms over SMPP 3.4', () => {
 
   it('a text longer than 254 octets travels in message_payload', async () => {
     const text = 'Длинное сообщение '.repeat(10);
-    expect((await smsAdapter.send({ phoneNumber: '79001112233', text }, config)).kind).toBe('delivered');
+    expect((await smsAdapter.send({ phoneNumber: '79001112233', text }, config, LOOPBACK)).kind).toBe('delivered');
     expect(submitted[0]?.message_payload).toEqual({ message: text });
     expect(submitted[0]?.short_message).toEqual({ message: '' });
   });
 
   it('throttled and queue-full answers are retryable, other statuses permanent', async () => {
     statuses = [smpp.ESME_RTHROTTLED, smpp.ESME_RMSGQFUL, smpp.ESME_RINVDSTADR];
-    const send = () => smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, config);
+    const send = () => smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, config, LOOPBACK);
     expect(await send()).toEqual({ kind: 'retryable', reason: 'submit_sm refused: 0x58 ESME_RTHROTTLED' });
     expect(await send()).toEqual({ kind: 'retryable', reason: 'submit_sm refused: 0x14 ESME_RMSGQFUL' });
     expect(await send()).toEqual({ kind: 'permanent', reason: 'submit_sm refused: 0x0b ESME_RINVDSTADR' });
@@ -117,20 +118,20 @@ describe('sms over SMPP 3.4', () => {
     const before = binds;
     for (const s of serverSessions.splice(0)) s.destroy();
     await new Promise((r) => setTimeout(r, 50));
-    const outcome = await smsAdapter.send({ phoneNumber: '79001112233', text: 'again' }, config);
+    const outcome = await smsAdapter.send({ phoneNumber: '79001112233', text: 'again' }, config, LOOPBACK);
     expect(outcome.kind).toBe('delivered');
     expect(binds - before).toBe(1);
   });
 
   it('a hang-up while waiting for submit_sm_resp, or no answer at all, is retryable', async () => {
     statuses = [-1];
-    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, config)).toMatchObject({
+    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, config, LOOPBACK)).toMatchObject({
       kind: 'retryable',
       reason: expect.stringContaining('SMSC'),
     });
     statuses = [-2];
     const quick = { ...config, timeoutSeconds: 1 };
-    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, quick)).toMatchObject({
+    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, quick, LOOPBACK)).toMatchObject({
       kind: 'retryable',
       reason: expect.stringContaining('no submit_sm_resp'),
     });
@@ -138,15 +139,15 @@ describe('sms over SMPP 3.4', () => {
 
   it('wrong credentials are permanent; an unreachable SMSC is retryable; a bad number is permanent', async () => {
     const wrong = { ...config, password: 'nope' };
-    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, wrong)).toEqual({
+    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, wrong, LOOPBACK)).toEqual({
       kind: 'permanent',
       reason: 'SMSC bind_transceiver failed: 0x0e ESME_RINVPASWD',
     });
     const down = { ...config, port: 1 };
-    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, down)).toMatchObject({
+    expect(await smsAdapter.send({ phoneNumber: '79001112233', text: 'x' }, down, LOOPBACK)).toMatchObject({
       kind: 'retryable',
       reason: expect.stringContaining('ECONNREFUSED'),
     });
-    expect((await smsAdapter.send({ phoneNumber: 'call me', text: 'x' }, config)).kind).toBe('permanent');
+    expect((await smsAdapter.send({ phoneNumber: 'call me', text: 'x' }, config, LOOPBACK)).kind).toBe('permanent');
   });
 });

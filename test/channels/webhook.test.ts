@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setAtPath, webhookAdapter, webhookConfigSchema } from '../../src/channels/webhook.js';
 import { startSink, type Sink } from './sink.js';
+import { LOOPBACK } from './sink.js';
 
 let sink: Sink;
 const config = webhookConfigSchema.parse({});
@@ -41,8 +42,7 @@ describe('webhook adapter', () => {
         textFieldPath: 'chat.messages.0.text',
         text: 'Hello, Ünïcode',
       },
-      config,
-    );
+      config, LOOPBACK);
     expect(outcome).toEqual({ kind: 'delivered', detail: 'HTTP 200' });
     const [req] = sink.requests;
     expect(req?.method).toBe('PUT');
@@ -58,8 +58,7 @@ describe('webhook adapter', () => {
     for (const method of ['GET', 'HEAD', 'TRACE', 'OPTIONS', 'DELETE', 'PATCH', 'POST'] as const) {
       const outcome = await webhookAdapter.send(
         { url: sink.url, method, body: { a: 1 }, headers: [{ name: 'content-type', value: 'application/vnd.x+json' }] },
-        config,
-      );
+        config, LOOPBACK);
       expect(outcome.kind).toBe('delivered');
     }
     expect(sink.requests.map((r) => [r.method, r.body])).toEqual([
@@ -77,7 +76,7 @@ describe('webhook adapter', () => {
   it('enforces timeOutSeconds: a slow peer is retryable', async () => {
     sink.reply({ status: 200, delayMs: 3000 });
     const started = Date.now();
-    const outcome = await webhookAdapter.send({ url: sink.url, body: {}, timeOutSeconds: 1 }, config);
+    const outcome = await webhookAdapter.send({ url: sink.url, body: {}, timeOutSeconds: 1 }, config, LOOPBACK);
     expect(Date.now() - started).toBeLessThan(2500);
     expect(outcome).toMatchObject({ kind: 'retryable', reason: expect.stringContaining('timeout') });
   });
@@ -90,7 +89,7 @@ describe('webhook adapter', () => {
       { status: 500 },
       { status: 404, body: 'nope' },
     );
-    const send = () => webhookAdapter.send({ url: sink.url, body: {} }, config);
+    const send = () => webhookAdapter.send({ url: sink.url, body: {} }, config, LOOPBACK);
     expect(await send()).toEqual({ kind: 'retryable', reason: 'HTTP 429: slow down', retryAfterMs: 42_000 });
     const second = await send();
     expect(second.kind).toBe('retryable');
@@ -100,8 +99,8 @@ describe('webhook adapter', () => {
   });
 
   it('is permanent for an unusable textFieldPath or header, without calling the peer', async () => {
-    expect((await webhookAdapter.send({ url: sink.url, body: { a: 'x' }, textFieldPath: 'a.b', text: 't' }, config)).kind).toBe('permanent');
-    expect((await webhookAdapter.send({ url: sink.url, headers: [{ name: 'X-Bad', value: 'a\nb' }] }, config)).kind).toBe('permanent');
+    expect((await webhookAdapter.send({ url: sink.url, body: { a: 'x' }, textFieldPath: 'a.b', text: 't' }, config, LOOPBACK)).kind).toBe('permanent');
+    expect((await webhookAdapter.send({ url: sink.url, headers: [{ name: 'X-Bad', value: 'a\nb' }] }, config, LOOPBACK)).kind).toBe('permanent');
     expect(sink.requests).toHaveLength(0);
   });
 });

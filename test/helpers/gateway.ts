@@ -13,7 +13,7 @@ export interface TestGateway {
 /** A real gateway on a random loopback port over a fresh database; AUTH=off unless `env` says otherwise. */
 export async function startTestGateway(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestGateway> {
   const db = await freshDatabase(kind);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', ...db.env, ...env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...db.env, ...env });
   const gateway = await startGateway(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   return {
     gateway,

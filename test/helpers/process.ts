@@ -21,7 +21,7 @@ export interface GatewayProcess {
 export function startGatewayProcess(env: Record<string, string>): GatewayProcess {
   const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', ...env },
+    env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
