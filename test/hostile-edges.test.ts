@@ -399,3 +399,22 @@ describe('outbound calls for user-supplied URLs reach public addresses only (SSR
     expect(loadConfig({ OUTBOUND_ALLOW: '10.0.0.0/8, intranet.example ::1' }).OUTBOUND_ALLOW).toEqual(['10.0.0.0/8', 'intranet.example', '::1']);
   });
 });
+
+describe('graphql-ws message size', () => {
+  it('a message larger than MAX_BODY_BYTES closes the socket with 1009 before it is parsed', async () => {
+    const t = await startTestGateway('pglite', { MAX_BODY_BYTES: '2048', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    try {
+      const { default: WebSocket } = await import('ws');
+      const code = await new Promise<number>((resolve) => {
+        const socket = new WebSocket(`${t.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+        socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { pad: 'x'.repeat(4096) } })));
+        socket.on('close', (c) => resolve(c));
+      });
+      expect(code).toBe(1009);
+      const small = await overWs(t.url, '{ queues { totalCount } }');
+      expect(small.results[0]?.data).toEqual({ queues: { totalCount: 0 } });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -37,7 +37,13 @@ export interface WsServerOptions {
 
 export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServerOptions) {
   const { config, keys, metrics } = services;
-  const wss = new WebSocketServer({ server, path: '/graphql', verifyClient: ({ req }: { req: IncomingMessage }) => acceptUpgrade(req) });
+  const wss = new WebSocketServer({
+    server,
+    path: '/graphql',
+    // One message is at most what one HTTP body may be (MAX_BODY_BYTES); a larger one closes the socket (1009).
+    maxPayload: config.MAX_BODY_BYTES,
+    verifyClient: ({ req }: { req: IncomingMessage }) => acceptUpgrade(req),
+  });
   return useServer<Record<string, unknown>, Extra>(
     {
       connectionInitWaitTimeout: config.GRAPHQL_WS_INIT_TIMEOUT_MS,
