@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
 import { openDatabase } from '../src/db/client.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
@@ -12,7 +12,7 @@ describe('database options (PostgreSQL)', () => {
   let t: TestGateway;
   let sql: pg.Client;
   beforeAll(async () => {
-    t = await startTestGateway('postgres', { DATABASE_POOL_MAX: '2', DATABASE_STATEMENT_TIMEOUT_MS: '300', SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' });
+    t = await startTestGateway('postgres', { DATABASE_POOL_MAX: '2', DATABASE_STATEMENT_TIMEOUT_MS: '300', ...NO_WORKERS });
     sql = new pg.Client({ connectionString: t.db.url });
     await sql.connect();
   }, 60_000);

@@ -4,7 +4,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSignStatus, gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { checkSignStatus, gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
 import { eventually, sleep } from './helpers/sink.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
@@ -20,7 +20,7 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
 
   beforeAll(async () => {
     fixtures = makeFixtures();
-    t = await startTestGateway('postgres', { TASK_DISPATCHER: 'off', SCHEDULER: 'off', DELIVERY_WORKER: 'off', CMS_WORKERS: '1' });
+    t = await startTestGateway('postgres', { ...NO_WORKERS, CMS_WORKERS: '1' });
     sql = new pg.Client({ connectionString: t.db.url });
     await sql.connect();
   }, 60_000);
@@ -85,7 +85,7 @@ describe('trust cache age bound', () => {
     const { vi } = await import('vitest');
     const { TRUST_CACHE_MAX_AGE_MS } = await import('../src/signatures/trust.js');
     const fixtures = makeFixtures();
-    const t = await startTestGateway('postgres', { TASK_DISPATCHER: 'off', SCHEDULER: 'off', DELIVERY_WORKER: 'off', CMS_WORKERS: '1' });
+    const t = await startTestGateway('postgres', { ...NO_WORKERS, CMS_WORKERS: '1' });
     const sql = new pg.Client({ connectionString: t.db.url });
     await sql.connect();
     try {

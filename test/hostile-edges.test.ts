@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importIdentity } from '../src/identity/import.js';
 import { DATABASES } from './helpers/databases.js';
-import { post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { post, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
 import { eventually } from './helpers/sink.js';
 import { identityFixture, WIDE } from './helpers/identity-fixture.js';
 import { overHttp, overSse, overWs, rawRequest, type TransportAnswer } from './helpers/transports.js';
@@ -122,7 +122,7 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
   let t: TestGateway;
   let narrowKey: string;
   beforeAll(async () => {
-    t = await startTestGateway('pglite', { AUTH: 'on', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    t = await startTestGateway('pglite', { AUTH: 'on', ...NO_WORKERS });
     const { createApiKey } = await import('../src/access/api-keys.js');
     ({ key: narrowKey } = await createApiKey(t.gateway.services.db, { name: 'narrow', scopes: ['tasks:read'] }));
   });
@@ -160,8 +160,8 @@ describe('what a web page can make the default set-up do (embedded database, AUT
   let t: TestGateway;
   let open: TestGateway;
   beforeAll(async () => {
-    t = await startTestGateway('pglite', { SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
-    open = await startTestGateway('pglite', { CORS_ORIGINS: 'https://app.example, https://admin.example:8443', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    t = await startTestGateway('pglite', { ...NO_WORKERS });
+    open = await startTestGateway('pglite', { CORS_ORIGINS: 'https://app.example, https://admin.example:8443', ...NO_WORKERS });
   });
   afterAll(async () => {
     await t?.close();
@@ -259,7 +259,7 @@ describe('the rate limit holds across processes (PostgreSQL) and counts a batch 
     const { createApiKey } = await import('../src/access/api-keys.js');
     const { pino } = await import('pino');
     const db = await freshDatabase('postgres');
-    const env = { ...db.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'on', RATE_LIMIT_PER_MINUTE: '20', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' };
+    const env = { ...db.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'on', RATE_LIMIT_PER_MINUTE: '20', ...NO_WORKERS };
     const a = await startGateway(loadConfig(env), { log: pino({ level: 'silent' }) });
     const b = await startGateway(loadConfig(env), { log: pino({ level: 'silent' }) });
     try {
@@ -402,7 +402,7 @@ describe('outbound calls for user-supplied URLs reach public addresses only (SSR
 
 describe('graphql-ws message size', () => {
   it('a message larger than MAX_BODY_BYTES closes the socket with 1009 before it is parsed', async () => {
-    const t = await startTestGateway('pglite', { MAX_BODY_BYTES: '2048', SCHEDULER: 'off', DELIVERY_WORKER: 'off', TASK_DISPATCHER: 'off' });
+    const t = await startTestGateway('pglite', { MAX_BODY_BYTES: '2048', ...NO_WORKERS });
     try {
       const { default: WebSocket } = await import('ws');
       const code = await new Promise<number>((resolve) => {

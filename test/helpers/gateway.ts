@@ -74,3 +74,6 @@ export async function checkSignStatus(url: string, cmsBase64: string): Promise<s
   const res = await fetch(`${url}/v1/checkSign/cms`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cmsBase64 }) });
   return ((await res.json()) as { status: { code: string } }).status.code;
 }
+
+/** Environment of a gateway that runs no background worker (tests of the request path only). */
+export const NO_WORKERS = { SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' } as const;
