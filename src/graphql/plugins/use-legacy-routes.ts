@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { AppError, type FieldIssue } from '../../errors.js';
+import { AppError, type FieldIssue, type ServiceUnavailableError } from '../../errors.js';
 import { unavailableError } from '../../db/errors.js';
 import { isJsonContentType } from '../../http/browser-policy.js';
 import { readBodyText } from '../../http/body.js';
@@ -62,8 +62,7 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       // Building the context (the key lookup) met an outage: this call's answer, in its own envelope.
       const unavailable = unavailableError(error);
       if (!unavailable) throw error;
-      const data = { code: unavailable.code, retryAfterSeconds: unavailable.retryAfterSeconds };
-      return rpcError(call.id, { code: RPC_ERROR.SERVICE_UNAVAILABLE, message: unavailable.message, data });
+      return rpcError(call.id, unavailableRpc(unavailable));
     }
     if ('error' in outcome) return rpcError(call.id, outcome.error);
     const { result, rowsCount } = route.result(outcome.data, parsed.data);
@@ -182,17 +181,16 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
   }
 
   /** A database outage met outside a GraphQL execution (the key lookup, say) answers 503 in the path's envelope. */
-  async function answerOrUnavailable(handle: () => Promise<Response>, envelope: (status: number, code: string, message: string, retryAfter: number) => Response): Promise<Response> {
+  async function answerOrUnavailable(handle: () => Promise<Response>, envelope: (unavailable: ServiceUnavailableError) => Response): Promise<Response> {
     try {
       return await handle();
     } catch (error) {
       const unavailable = unavailableError(error);
       if (!unavailable) throw error;
-      return envelope(unavailable.httpStatus, unavailable.code, unavailable.message, unavailable.retryAfterSeconds);
+      return envelope(unavailable);
     }
   }
-  const rpcUnavailable = (status: number, code: string, message: string, retryAfter: number) =>
-    json(status, rpcError(null, { code: RPC_CODE_BY_GRAPHQL_CODE[code]!, message, data: { code, retryAfterSeconds: retryAfter } }), { 'retry-after': String(retryAfter) });
+  const rpcUnavailable = (unavailable: ServiceUnavailableError) => json(unavailable.httpStatus, rpcError(null, unavailableRpc(unavailable)), { 'retry-after': String(unavailable.retryAfterSeconds) });
 
   return {
     async onRequest({ request, url, endResponse }) {
@@ -233,7 +231,10 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         return endResponse(
           await answerOrUnavailable(
             () => handleHttp(request, url, route, params),
-            (status, code, message, retryAfter) => json(status, route.errorBody({ status, code, message }), { 'retry-after': String(retryAfter) }),
+            (unavailable) =>
+              json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
+                'retry-after': String(unavailable.retryAfterSeconds),
+              }),
           ),
         );
       }
@@ -256,6 +257,11 @@ const UNSUPPORTED_MEDIA_TYPE = 'Unsupported Media Type: send the body as applica
 function writesBody(request: Request): boolean {
   const length = request.headers.get('content-length');
   return request.method === 'POST' || (length !== null && length !== '0') || request.headers.has('transfer-encoding');
+}
+
+/** The JSON-RPC error of a call that met a database outage (-32050, with the wait it should observe). */
+function unavailableRpc(unavailable: ServiceUnavailableError) {
+  return { code: RPC_ERROR.SERVICE_UNAVAILABLE, message: unavailable.message, data: { code: unavailable.code, retryAfterSeconds: unavailable.retryAfterSeconds } };
 }
 
 const HTTP_STATUS_BY_CODE: Record<string, number> = {
