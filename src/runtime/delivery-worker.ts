@@ -13,7 +13,7 @@ import type { Worker } from './types.js';
 import { faultBackoff } from './backoff.js';
 import { startLeaseRenewal } from './lease-renewal.js';
 import { superviseLoop } from './supervised-loop.js';
-import { settleUntilLanded } from './settle-retry.js';
+import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
 
 // The delivery worker, on a supervised loop: claim a batch (one SQL statement, SKIP LOCKED, leased) -> deliver each
 // unit through its channel adapter -> settle (only while we still hold the lease; a failed settle is retried until
@@ -28,9 +28,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const logger = log.child({ worker: 'delivery', workerId });
   const backoff = faultBackoff(config);
-  /** Aborted when settling writes must give up (the shutdown deadline). */
-  const giveUp = new AbortController();
-  const retry = { backoff, loops, log: logger, signal: giveUp.signal };
+  const retry = createSettleRetry({ backoff, loops, log: logger });
   /** Notifications being sent or settled now: their leases are renewed every third of DELIVERY_LEASE_SECONDS until settled. */
   const sending = new Set<string>();
   let unsubscribe: (() => void) | undefined;
@@ -129,9 +127,9 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       unsubscribe?.();
       // In-flight deliveries finish (each is bounded by its channel timeout); settles still retrying give up at the
       // deadline, and their leases expire and are retried elsewhere.
-      const giveUpTimer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - Date.now()));
+      const cancelGiveUp = retry.giveUpAt(deadline);
       await delivery.stop();
-      clearTimeout(giveUpTimer);
+      cancelGiveUp();
       await renewal.stop();
       await closeChannels();
     },

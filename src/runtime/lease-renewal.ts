@@ -20,7 +20,7 @@ export function startLeaseRenewal(options: {
   backoff: BackoffPolicy;
 }): SupervisedLoop {
   const intervalMs = Math.max(200, (options.leaseSeconds * 1000) / 3);
-  const loop = options.loops.add(
+  return options.loops.add(
     superviseLoop({
       name: `${options.what}-lease-renewal`,
       log: options.logger,
@@ -33,5 +33,4 @@ export function startLeaseRenewal(options: {
       },
     }),
   );
-  return loop;
 }

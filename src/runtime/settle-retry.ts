@@ -15,6 +15,19 @@ export interface SettleRetry {
   signal: AbortSignal;
 }
 
+/** A worker's settle retries, and the one way to make the ones still pending give up: at the shutdown deadline. */
+export function createSettleRetry(options: Omit<SettleRetry, 'signal'>): SettleRetry & { giveUpAt(deadline: number): () => void } {
+  const giveUp = new AbortController();
+  return {
+    ...options,
+    signal: giveUp.signal,
+    giveUpAt(deadline) {
+      const timer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - Date.now()));
+      return () => clearTimeout(timer);
+    },
+  };
+}
+
 export async function settleUntilLanded<T>(what: string, write: () => Promise<T>, retry: SettleRetry): Promise<T> {
   for (let failures = 0; ; ) {
     try {

@@ -11,7 +11,7 @@ import type { Worker } from './types.js';
 import { faultBackoff } from './backoff.js';
 import { startLeaseRenewal } from './lease-renewal.js';
 import { superviseLoop } from './supervised-loop.js';
-import { settleUntilLanded } from './settle-retry.js';
+import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
 import { untilDeadline } from './deadline.js';
 
 // The task dispatcher of one process, on a supervised loop: unblock due tasks and find queues with runnable tasks
@@ -34,12 +34,10 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   /** Claimed tasks whose attempt did not settle (interrupted, or the shutdown deadline came first); handed back on stop. */
   const unsettled = new Set<string>();
   const interrupt = new AbortController();
-  /** Aborted when settling writes must give up (the shutdown deadline). */
-  const giveUp = new AbortController();
   const unsubscribers: (() => void)[] = [];
   const toSettle: { id: string; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
   let settling: Promise<void> | undefined;
-  const retry = { backoff, loops, log: logger, signal: giveUp.signal };
+  const retry = createSettleRetry({ backoff, loops, log: logger });
 
   async function flushSettlements(): Promise<void> {
     while (toSettle.length) {
@@ -131,9 +129,9 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
       const waitMs = Math.min(config.TASK_STOP_WAIT_MS, deadline - HAND_BACK_RESERVE_MS - Date.now());
       if (!(await untilDeadline(Promise.all(inflight.values()), waitMs))) interrupt.abort();
       // Settles still retrying give up when only the hand-back's time is left.
-      const giveUpTimer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - HAND_BACK_RESERVE_MS - Date.now()));
+      const cancelGiveUp = retry.giveUpAt(deadline - HAND_BACK_RESERVE_MS);
       await Promise.all(inflight.values());
-      clearTimeout(giveUpTimer);
+      cancelGiveUp();
       await renewal.stop();
       const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {
         logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again');

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { settleJobInstances, type Settlement } from '../db/sql/settleJobInstances.js';
 import type { StoredTarget } from './scheduler-rules.js';
 import { attemptHttp, attemptTask, type AttemptOutcome, type TaskCreator } from './targets.js';
-import { settleUntilLanded } from '../runtime/settle-retry.js';
+import { createSettleRetry, settleUntilLanded } from '../runtime/settle-retry.js';
 import type { BackoffPolicy } from '../runtime/backoff.js';
 import type { LoopRegistry } from '../runtime/supervised-loop.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
@@ -49,8 +49,7 @@ export function backoffMs(retry: number, minMs: number, maxMs: number, maxDoubli
 export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: LoopRegistry; backoff: BackoffPolicy; outbound: OutboundPolicy }): JobExecutor {
   const id = `gw-${process.pid}-${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
-  const giveUp = new AbortController();
-  const retry = { loops: deps.loops, backoff: deps.backoff, log, signal: giveUp.signal };
+  const retry = createSettleRetry({ loops: deps.loops, backoff: deps.backoff, log });
   const running = new Set<Promise<void>>();
   let pending: Settlement[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
@@ -131,11 +130,11 @@ export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: 
     },
     async stop(deadline) {
       stopping.abort();
-      const giveUpTimer = setTimeout(() => giveUp.abort(), Math.max(0, deadline - Date.now()));
+      const cancelGiveUp = retry.giveUpAt(deadline);
       await Promise.allSettled([...running]);
       if (flushTimer) clearTimeout(flushTimer);
       await flush();
-      clearTimeout(giveUpTimer);
+      cancelGiveUp();
     },
   };
 }
