@@ -42,7 +42,7 @@ import { useStorableInput } from './graphql/plugins/use-storable-input.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
+import { corsFor, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
 import { browserRefusal } from './http/browser-policy.js';
 
 
@@ -121,14 +121,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     landingPage: false,
     graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'Public-services gateway' } : false,
     maskedErrors: { maskError },
-    // Cross-origin access only for CORS_ORIGINS, each answered with its own origin (never a wildcard or "null").
-    cors: config.CORS_ORIGINS.length
-      ? (request) => {
-          const origin = request.headers.get('origin');
-          if (!origin || !config.CORS_ORIGINS.includes(origin)) return false;
-          return { origin: [origin], credentials: true, allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, methods: ['GET', 'POST', 'PUT'], maxAge: 600 };
-        }
-      : false,
+    cors: corsFor(browserPolicy),
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),

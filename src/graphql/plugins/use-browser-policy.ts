@@ -32,5 +32,15 @@ export function useBrowserPolicy(policy: BrowserPolicy): Plugin {
 }
 
 /** Headers a page on an allowed origin may send and read. */
-export const CORS_ALLOWED_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'x-idpscopes', 'x-request-id', 'idempotency-key', 'if-none-match', 'x-graphql-yoga-csrf'];
-export const CORS_EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'etag', 'www-authenticate', 'location'];
+const CORS_ALLOWED_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'x-idpscopes', 'x-request-id', 'idempotency-key', 'if-none-match', 'x-graphql-yoga-csrf'];
+const CORS_EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'etag', 'www-authenticate', 'location'];
+
+/** Yoga's `cors` option: cross-origin access only for CORS_ORIGINS, each answered with its own origin (never `*` or `null`). */
+export function corsFor(policy: BrowserPolicy): false | ((request: Request) => false | { origin: string[]; credentials: true; allowedHeaders: string[]; exposedHeaders: string[]; methods: string[]; maxAge: number }) {
+  if (policy.corsOrigins.length === 0) return false;
+  return (request) => {
+    const origin = request.headers.get('origin');
+    if (!origin || !policy.corsOrigins.includes(origin)) return false;
+    return { origin: [origin], credentials: true, allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, methods: ['GET', 'POST', 'PUT'], maxAge: 600 };
+  };
+}
