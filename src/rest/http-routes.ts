@@ -8,6 +8,5 @@ import { assertUniqueRoutes } from './routes.js';
 
 /** Every legacy REST (non JSON-RPC) path of the spec; each area adds its table here. */
 export function allHttpRoutes(config: Config): HttpRoute[] {
-  const routes = [...identityRoutes(config), ...signatureRoutes(config), ...notificationRoutes(), ...stubRoutes(config)];
-  return [...assertUniqueRoutes(routes, (r) => `${r.method} ${r.path}`)];
+  return assertUniqueRoutes([...identityRoutes(config), ...signatureRoutes(config), ...notificationRoutes(), ...stubRoutes(config)], (r) => `${r.method} ${r.path}`);
 }

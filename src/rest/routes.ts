@@ -5,7 +5,7 @@ import { taskRoutes } from './tasks.routes.js';
 import type { RpcRoute } from './route.js';
 
 /** Throws when two routes claim the same key (a path, or a method and path): the second would never be reached. */
-export function assertUniqueRoutes<R>(routes: readonly R[], keyOf: (route: R) => string): readonly R[] {
+export function assertUniqueRoutes<R>(routes: R[], keyOf: (route: R) => string): R[] {
   const seen = new Set<string>();
   for (const route of routes) {
     const key = keyOf(route);
@@ -17,5 +17,5 @@ export function assertUniqueRoutes<R>(routes: readonly R[], keyOf: (route: R) =>
 
 /** Every legacy JSON-RPC path of the spec; each area adds its table here. */
 export function allRpcRoutes(config: Config): RpcRoute[] {
-  return [...assertUniqueRoutes([...queueRoutes(config), ...taskRoutes(), ...schedulerRoutes(config)], (r) => r.path)];
+  return assertUniqueRoutes([...queueRoutes(config), ...taskRoutes(), ...schedulerRoutes(config)], (r) => r.path);
 }
