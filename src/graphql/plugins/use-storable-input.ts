@@ -22,7 +22,11 @@ function literalIssues(document: DocumentNode): FieldIssue[] {
 
 export function useStorableInput(): Plugin {
   const guard = (args: { document: DocumentNode; variableValues?: unknown; contextValue: unknown }, stop: (r: ExecutionResult) => void) => {
-    const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNul(args.document) ? literalIssues(args.document) : [])];
+    // A document without a source is one of the legacy layer's own: its variables were checked at the legacy edge,
+    // which names the fields as the caller sent them (params.*, body.*), and it holds no literal a client wrote.
+    const body = args.document.loc?.source.body;
+    if (body === undefined) return;
+    const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNulLiteral(body) ? literalIssues(args.document) : [])];
     if (issues.length === 0) return;
     const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
     stop({
@@ -35,11 +39,7 @@ export function useStorableInput(): Plugin {
   };
 }
 
-/**
- * A cheap pre-check: only documents whose source holds a NUL (raw or escaped) are walked. A document without a
- * source is one of the legacy layer's own, which holds no literal a client wrote.
- */
-function hasNul(document: DocumentNode): boolean {
-  const body = document.loc?.source.body;
-  return body !== undefined && (body.includes('\u0000') || /\\u(0000|\{0+\})/i.test(body));
+/** A cheap pre-check: only documents whose source holds a NUL (raw or escaped) are walked. */
+function hasNulLiteral(body: string): boolean {
+  return body.includes('\u0000') || /\\u(0000|\{0+\})/i.test(body);
 }
