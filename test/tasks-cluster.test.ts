@@ -64,6 +64,9 @@ describe('tasks across two gateway processes (PostgreSQL)', () => {
       const exited = new Promise((r) => children[holder]!.proc.once('exit', r));
       process.kill(pid, 'SIGKILL');
       await exited;
+      // The peer must have seen the dead process's connection close before it answers held requests; otherwise its
+      // 200 goes to a dead socket and counts as a second successful run.
+      await eventually(async () => sink.current === 0);
       sink.release(); // the next attempt is answered at once
 
       await eventually(async () => (await rpc(survivor, 'getTasksSummary', { queueName: 'crash' })).body.result.SUCCEEDED === 11, 20_000);
