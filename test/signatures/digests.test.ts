@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runTool } from '../helpers/tools.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gost94 } from '../../src/signatures/gost94.js';
 import { streebog256, streebog512 } from '../../src/signatures/streebog.js';
@@ -50,21 +50,21 @@ describe('digests agree with OpenSSL gost engine and gost12sum', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'gost-digest-'));
     conf = join(dir, 'gost.cnf');
-    const so = spawnSync('sh', ['-c', "dpkg -L libengine-gost-openssl | grep '/engines-3/gost.so$'"]).stdout.toString().trim();
+    const so = runTool('dpkg', ['-L', 'libengine-gost-openssl']).split('\n').find((f) => f.endsWith('/engines-3/gost.so'));
     if (!so) throw new Error('gost engine missing: apt-get install the packages in scripts/ci-apt-packages.txt');
     writeFileSync(conf, `openssl_conf = d\n[d]\nengines = e\n[e]\ngost = g\n[g]\nengine_id = gost\ndynamic_path = ${so}\ndefault_algorithms = ALL\n`);
     for (const n of lengths) writeFileSync(join(dir, `m${n}`), sample(n));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const openssl = (md: string, n: number): string => {
-    const r = spawnSync('openssl', ['dgst', `-${md}`, '-r', join(dir, `m${n}`)], { env: { ...process.env, OPENSSL_CONF: conf } });
-    return r.stdout.toString().split(' ')[0] ?? '';
+    const out = runTool('openssl', ['dgst', `-${md}`, '-r', join(dir, `m${n}`)], { env: { ...process.env, OPENSSL_CONF: conf } });
+    return out.split(' ')[0] ?? '';
   };
   it('Streebog-256/512 equal openssl md_gost12_256/512 and gost12sum', () => {
     for (const n of lengths) {
       expect(hex(streebog256(sample(n))), `len ${n}`).toBe(openssl('md_gost12_256', n));
       expect(hex(streebog512(sample(n))), `len ${n}`).toBe(openssl('md_gost12_512', n));
-      const sum = spawnSync('gost12sum', [join(dir, `m${n}`)]).stdout.toString().split(' ')[0];
+      const sum = runTool('gost12sum', [join(dir, `m${n}`)]).split(' ')[0];
       expect(hex(streebog256(sample(n))), `gost12sum len ${n}`).toBe(sum);
     }
   });
