@@ -114,7 +114,7 @@ export function isLoopbackHost(host: string): boolean {
   return LOOPBACK.test(host);
 }
 
-/** Every variable the gateway reads (the README documents each; a test checks). */
+/** Every variable the gateway reads (docs/configuration.md documents each; a test checks). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -34,7 +34,7 @@ const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   description: 'A new API key.',
   fields: (t) => ({
     name: t.string({ required: true, description: 'What the key is for (1-100 characters).' }),
-    scopes: t.stringList({ required: true, description: 'Scopes `<area>:<verb>` (see README), or admin:all.' }),
+    scopes: t.stringList({ required: true, description: 'Scopes `<area>:<verb>` (see docs/security.md), or admin:all.' }),
     systemId: t.string({ description: 'Binds the key to one system: it may send and read only that system\'s notifications.' }),
   }),
 });

@@ -16,7 +16,7 @@ const rpcErrorSchema: JsonSchema = {
   type: 'object',
   required: ['code', 'message'],
   properties: {
-    code: { type: 'integer', description: 'JSON-RPC 2.0 code, or an application code listed in the README' },
+    code: { type: 'integer', description: 'JSON-RPC 2.0 code, or an application code listed in docs/api.md' },
     message: { type: 'string' },
     data: { type: 'object', properties: { code: { type: 'string' }, fields: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } } } },
   },
