@@ -44,6 +44,9 @@ import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
 import { corsFor, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
 import { browserRefusal } from './http/browser-policy.js';
+import { listen } from './http/listen.js';
+import { ReasonPhraseResponse } from './http/reason-phrase.js';
+import { useNotFound } from './graphql/plugins/use-not-found.js';
 
 
 export interface Gateway {
@@ -165,6 +168,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         requireKey: keyRequirement(config.AUTH, services.keys),
         runGraphQL: () => runOperation,
       }),
+      useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],
   });
 
@@ -182,13 +186,19 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     return result;
   };
 
-  const server: Server = createServer(yoga);
+  const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, yoga);
+  try {
+    await listen(server, config.PORT, config.HOST);
+  } catch (error) {
+    services.trust.close();
+    await services.verifier.close();
+    await bus.close();
+    await database.close();
+    throw error;
+  }
+  // Attached only once the port is open: a WebSocketServer re-emits its HTTP server's errors, so a busy port would
+  // also surface as graphql-ws's "Internal error emitted on the WebSocket server" with a stack.
   const wsServer = startWsServer({ server, yoga, services, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
