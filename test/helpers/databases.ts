@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 
 // Database tests run against both the embedded database and the PostgreSQL server, each on a fresh database.
 
@@ -15,11 +18,15 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty database; PostgreSQL ones are created on `adminUrl` (the test server unless told) and dropped by drop(). */
+/**
+ * A new database with no rows. PostgreSQL ones are created empty on `adminUrl` (the test server unless told), so the
+ * gateway migrates them from scratch, and dropped by drop(). Embedded ones are a copy of the run's migrated template
+ * (test/global-setup.ts) in a directory of their own, removed by drop(); the gateway finds no migration pending.
+ */
 export async function freshDatabase(kind: 'postgres', adminUrl?: string): Promise<FreshDatabase & { url: string }>;
 export async function freshDatabase(kind: DatabaseKind, adminUrl?: string): Promise<FreshDatabase>;
 export async function freshDatabase(kind: DatabaseKind, adminUrl = ADMIN_URL): Promise<FreshDatabase> {
-  if (kind === 'pglite') return { env: { DATA_DIR: `memory://${randomBytes(4).toString('hex')}` }, drop: async () => undefined };
+  if (kind === 'pglite') return embeddedCopy();
   const name = `gw_test_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -37,4 +44,10 @@ export async function freshDatabase(kind: DatabaseKind, adminUrl = ADMIN_URL): P
       await c.end();
     },
   };
+}
+
+function embeddedCopy(): FreshDatabase {
+  const dir = mkdtempSync(join(inject('testRunDir'), 'pglite-'));
+  cpSync(inject('pgliteTemplate'), join(dir, 'pg'), { recursive: true });
+  return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
