@@ -9,6 +9,7 @@ import { isDatabaseUnavailable } from '../db/errors.js';
 import { ValidationError } from '../errors.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
+import { unauthenticatedMessage } from './plugins/use-access-control.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
 // connection_init, from its payload or else the upgrade request's headers: the API key (checked: refused -> 4403;
@@ -19,6 +20,8 @@ import type { AppServices } from '../services.js';
 const WS_TRY_AGAIN_LATER = 1013;
 /** graphql-ws's "Bad Request" close code. */
 const WS_BAD_REQUEST = 4400;
+/** graphql-ws's "Forbidden" close code. */
+const WS_FORBIDDEN = 4403;
 
 interface Caller {
   principal: Principal | null;
@@ -70,6 +73,8 @@ export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServe
         }
         if (config.AUTH === 'on' && !principal) {
           metrics.rejected.inc({ reason: 'unauthenticated' });
+          // graphql-ws would close with a bare "Forbidden"; clients (GraphiQL) show the reason, so say what is wrong.
+          ctx.extra.socket.close(WS_FORBIDDEN, unauthenticatedMessage(key !== null));
           return false;
         }
         const idpScopes = header('x-idpscopes') ?? null;
