@@ -47,6 +47,7 @@ import { browserRefusal } from './http/browser-policy.js';
 import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
+import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
 
 
 export interface Gateway {
@@ -122,7 +123,8 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     schema: buildSchema(),
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: config.GRAPHIQL ? { subscriptionsProtocol: 'WS', title: 'Public-services gateway' } : false,
+    // GraphiQL is served by useGraphiQL below (Yoga's own page loads it from a CDN).
+    graphiql: false,
     maskedErrors: { maskError },
     cors: corsFor(browserPolicy),
     logging: {
@@ -144,6 +146,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
       useRequestId(log),
       useBrowserPolicy(browserPolicy),
       useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel }),
+      ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       useAccessControl({ auth: config.AUTH, keys: services.keys, metrics }),
       useRateLimit(services.rateLimiter, metrics),
