@@ -4,6 +4,8 @@ import WebSocket from 'ws';
 import { DATABASES } from './helpers/databases.js';
 import { gql, post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { eventually } from './helpers/sink.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
 import { loadConfig } from '../src/config.js';
 import { assertSystemAccess } from '../src/access/principal.js';
 
@@ -112,14 +114,10 @@ describe.each(DATABASES)('access control on %s', (kind) => {
       ws.on('message', (d) => messages.push(JSON.parse(String(d))));
       const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
       ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', ...(payload !== undefined && { payload }) })));
-      const until = async (type: string) => {
-        for (let i = 0; i < 200; i++) {
-          const m = messages.find((x) => x.type === type);
-          if (m) return m;
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        throw new Error(`no ${type}: ${JSON.stringify(messages)}`);
-      };
+      const until = (type: string) =>
+        eventually(async () => messages.find((x) => x.type === type), 2000, 10).catch(() => {
+          throw new Error(`no ${type}: ${JSON.stringify(messages)}`);
+        });
       return { ws, closed, until };
     };
     expect(await open().closed).toBe(4403);
@@ -135,8 +133,9 @@ describe.each(DATABASES)('access control on %s', (kind) => {
     s.ws.close(1000);
     const r = open({ authorization: `Bearer ${reader}` });
     await r.until('connection_ack');
+    const subscriptions = watchSubscriptions(t.gateway);
     r.ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { queueChanged(name: "q1") { name rate } }' } }));
-    await new Promise((res) => setTimeout(res, 150));
+    await subscriptions.ready('queue', 'q1');
     await rpc(t.url, 'changeQueueRate', { name: 'q1', rate: 7 }, {}, bearer(writer));
     expect((await r.until('next')).payload).toEqual({ data: { queueChanged: { name: 'q1', rate: 7 } } });
     r.ws.close(1000);

@@ -32,7 +32,7 @@ describe('database options (PostgreSQL)', () => {
           [LISTENER_APPLICATION_NAME],
         );
         peak = Math.max(peak, rows[0]!.n);
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 5)); // the watcher's sampling interval, not a wait for anything
       }
     })();
     const answers = await Promise.all(Array.from({ length: 30 }, () => gql(t.url, '{ queue(name: "pooled") { name } }')));

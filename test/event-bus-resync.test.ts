@@ -5,7 +5,9 @@ import WebSocket from 'ws';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSignStatus, gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
-import { eventually, sleep } from './helpers/sink.js';
+import { eventually } from './helpers/sink.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
+import { taskEventKey } from '../src/db/sql/taskEvents.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
 
@@ -32,10 +34,11 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
 
   const killListenerAnd = async (...statements: string[]) => {
     await sql.query('BEGIN');
-    const { rows } = await sql.query(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME]);
-    expect(rows).toEqual([{ killed: true }]);
+    const { rows } = await sql.query(`SELECT pid, pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME]);
+    expect(rows.map((r) => r.killed)).toEqual([true]);
     for (const statement of statements) await sql.query(statement);
     await sql.query('COMMIT');
+    return rows[0].pid as number;
   };
   const verify = () => checkSignStatus(t.url, fixtures.b64('untrusted.p7s'));
 
@@ -52,9 +55,12 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     const queueEvents: unknown[] = [];
     const taskEvents: unknown[] = [];
     const sink = (into: unknown[]) => ({ next: (v: { data?: unknown }) => into.push(v.data), error: (e: unknown) => into.push({ error: e }), complete: () => undefined });
+    const subscriptions = watchSubscriptions(t.gateway);
     client.subscribe({ query: 'subscription { queueChanged(name: "r") { rate paused } }' }, sink(queueEvents));
     client.subscribe({ query: 'subscription { taskStatusChanged(queueName: "r", name: "waiting") { status } }' }, sink(taskEvents));
-    await sleep(500);
+    // Each has read the state it compares with after a resync.
+    const bothReady = () => Promise.all([subscriptions.ready('queue', 'r'), subscriptions.ready('task', taskEventKey('r', 'waiting'))]);
+    await bothReady();
 
     await killListenerAnd(
       `UPDATE "Queue" SET rate = 9 WHERE name = 'r'`,
@@ -68,9 +74,11 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000);
 
     // A second loss with no change: the resync re-reads and emits nothing.
-    await killListenerAnd();
-    await eventually(async () => (await sql.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME])).rowCount === 1, 5000);
-    await sleep(300);
+    const killed = await killListenerAnd();
+    await eventually(async () => (await sql.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, [LISTENER_APPLICATION_NAME, killed])).rowCount === 1, 5000);
+    // A new connection; once it LISTENs the resync is told (listener ok), and both subscriptions have handled it.
+    await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000, 20);
+    await bothReady();
     // And events flow again through the new connection.
     await rpc(t.url, 'changeQueueRate', { name: 'r', rate: 4 });
     await eventually(async () => queueEvents.length === 2, 5000);

@@ -3,6 +3,7 @@ import { serverAudits } from 'graphql-http';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
 import { rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
 
 // GraphQL over HTTP (graphql-http's audits), the graphql-transport-ws protocol, and server-sent events.
 
@@ -62,8 +63,9 @@ describe('graphql-transport-ws', () => {
     await s.next('connection_ack');
     s.send({ type: 'ping' });
     await s.next('pong');
+    const subscriptions = watchSubscriptions(t.gateway);
     s.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { queueChanged(name: "live") { name rate } }' } });
-    await new Promise((r) => setTimeout(r, 150));
+    await subscriptions.ready('queue', 'live');
     await rpc(t.url, 'changeQueueRate', { name: 'live', rate: 5 });
     const next = await s.next('next');
     expect(next).toEqual({ id: '1', type: 'next', payload: { data: { queueChanged: { name: 'live', rate: 5 } } } });
@@ -126,6 +128,7 @@ describe('graphql-transport-ws', () => {
 
 describe('server-sent events', () => {
   it('streams a subscription as text/event-stream', async () => {
+    const subscriptions = watchSubscriptions(t.gateway);
     const controller = new AbortController();
     const res = await fetch(`${t.url}/graphql`, {
       method: 'POST',
@@ -135,7 +138,7 @@ describe('server-sent events', () => {
     });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = res.body!.getReader();
-    await new Promise((r) => setTimeout(r, 150));
+    await subscriptions.ready('queue', 'live');
     await rpc(t.url, 'pauseQueue', { name: 'live' });
     let text = '';
     while (!text.includes('"paused":true')) {

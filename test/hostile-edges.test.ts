@@ -79,7 +79,7 @@ describe.each(DATABASES)('hostile edges on %s', (kind) => {
       const res = await fetch(`${t.url}/healthz`);
       await res.text();
       slowest.push(performance.now() - started);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5)); // the probe's sampling interval, not a wait for anything
     }
     const { status, body } = await answered;
     expect(status).toBe(200);

@@ -8,6 +8,7 @@ import { startGateway, type Gateway } from '../src/app.js';
 import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { eventually } from './helpers/sink.js';
 import { MemoryRateLimiter } from '../src/access/rate-limit.js';
 
 // Body size, GraphQL depth / aliases / cost, page size, per-key rate limit, request ids and JSON logs.
@@ -122,7 +123,7 @@ describe('rate limit and logs', () => {
 
   it('logs one JSON line per request with its request id', async () => {
     await fetch(`${gateway.url}/healthz`, { headers: { 'x-request-id': 'trace-me-1' } });
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => lines.some((l) => l.requestId === 'trace-me-1'), 2000, 5).catch(() => undefined); // the expect says what is missing
     expect(lines.find((l) => l.requestId === 'trace-me-1')).toMatchObject({ msg: 'request', method: 'GET', path: '/healthz', status: 200, level: 30 });
   });
 

@@ -225,7 +225,7 @@ describe.each(DATABASES)('notification sending on %s', (kind) => {
     const deadAccepted = await post(gw.url, `/v1/systems/${sys}/webhook`, JSON.stringify({ url: `${peers.webhook.url}${deadPath}` }));
     const lateAccepted = await post(gw.url, `/v1/systems/${sys}/webhook`, JSON.stringify({ url: `${peers.webhook.url}${latePath}`, sendBefore: new Date(Date.now() + 250).toISOString() }));
 
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 500)); // kept: that nothing is sent during this half second (before sendAfter) is checked
     expect(peers.webhook.requests.filter((r) => r.url === deferredPath)).toHaveLength(0);
     const [d] = await settled('webhook', deferred.body.incomingId);
     expect(d.status).toBe('DELIVERED');

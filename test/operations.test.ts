@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { startGateway } from '../src/app.js';
 import { gql } from './helpers/gateway.js';
 import { freshDatabase } from './helpers/databases.js';
+import { eventually } from './helpers/sink.js';
 
 // The processes an operator runs: `keys` (create, list, revoke) and `serve` stopped by SIGTERM.
 
@@ -92,9 +93,11 @@ describe('serve and SIGTERM', () => {
     const exited = new Promise<{ code: number | null; at: number }>((r) => child.on('exit', (code) => r({ code, at: Date.now() })));
     const sentAt = Date.now();
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 150));
-    const draining = await fetch(`${url}/readyz`);
-    expect(draining.status).toBe(503);
+    // Asked until the signal has arrived; it keeps answering for SHUTDOWN_READY_DELAY_MS after that.
+    const draining = await eventually(async () => {
+      const res = await fetch(`${url}/readyz`);
+      return res.status === 503 && res;
+    }, 5000, 20);
     expect(await draining.json()).toMatchObject({ checks: { draining: true } });
     const { code, at } = await exited;
     expect(code).toBe(0);
@@ -126,7 +129,8 @@ describe('shutdown phases side by side (PostgreSQL)', () => {
       const exited = new Promise<{ code: number | null; at: number }>((r) => child.proc.once('exit', (code) => r({ code, at: Date.now() })));
       const sentAt = Date.now();
       child.proc.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 200));
+      // Draining (readyz 503) begins with the workers' stop: once it shows, nothing more is claimed.
+      await eventually(async () => (await fetch(`${url}/readyz`)).status === 503, 5000, 20);
       // Still answering (the ready delay), but no longer claiming: this task is left for another process.
       const late = await rpc(url, 'createTask', { queueName: 'drain', name: 'late', target: { url: `${sink.url}/work` } });
       expect(late.body.result?.status).toBe('READY');

@@ -59,11 +59,11 @@ describe.each(DATABASES)('queues on %s', (kind) => {
 
   it('openQueue and closeQueue set status and move updateTime forward', async () => {
     const before = (await rpc(url, 'getQueue', { name: 'gamma' })).body.result;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5)); // kept: the millisecond clock must move for updateTime to move forward
     const closed = (await rpc(url, 'closeQueue', { name: 'gamma' })).body.result;
     expect(closed.status).toBe('CLOSE');
     expect(Date.parse(closed.updateTime)).toBeGreaterThan(Date.parse(before.updateTime));
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5)); // kept: as above
     const opened = (await rpc(url, 'openQueue', { name: 'gamma' })).body.result;
     expect(opened.status).toBe('OPEN');
     expect(Date.parse(opened.updateTime)).toBeGreaterThan(Date.parse(closed.updateTime));

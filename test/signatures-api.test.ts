@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/databases.js';
 import { gql, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
+import { eventually } from './helpers/sink.js';
 
 // Area E over HTTP (v1, v2 cloud/tech) and GraphQL on a real gateway: shapes, trust profiles, the trust
 // mutation, the audit trail and bad input. Fixtures are made by OpenSSL (scripts/make-cms-fixtures.sh).
@@ -130,10 +131,7 @@ describe.each(DATABASES)('signature verification API on %s', (kind) => {
       const pem = readFileSync(join(f.dir, 'untrusted-root.pem'), 'utf8');
       const add = await gql(url, 'mutation($pem: String!) { addTrustedRoot(profile: DEFAULT, pem: $pem) { fingerprint } }', { pem });
       let status = '';
-      for (let i = 0; i < 40 && status !== 'VERIFICATION_SUCCESS'; i++) {
-        status = (await v1(other.url, req)).body.status.code;
-        if (status !== 'VERIFICATION_SUCCESS') await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(async () => (status = (await v1(other.url, req)).body.status.code) === 'VERIFICATION_SUCCESS', 5000, 20).catch(() => undefined);
       expect(status).toBe('VERIFICATION_SUCCESS');
       await gql(url, 'mutation($fp: String!) { removeTrustedRoot(profile: DEFAULT, fingerprint: $fp) { fingerprint } }', { fp: add.data!.addTrustedRoot.fingerprint });
     } finally {

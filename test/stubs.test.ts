@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/databases.js';
 import { gql, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { waitFor } from './helpers/notification-peers.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
 
 // Area G: the six stub paths (page response of 2.6, validated paging and sorting, status transitions, attachments),
 // their GraphQL twins and the notificationStatusChanged subscription.
@@ -95,6 +96,7 @@ describe.each(DATABASES)('notification stubs on %s', (kind) => {
     expect(bad.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
     expect((bad.errors![0]!.extensions!.fields as any[]).map((f) => f.field).sort()).toEqual(['pageSize', 'sortBy']);
 
+    const subscriptions = watchSubscriptions(gw.gateway);
     const controller = new AbortController();
     const res = await fetch(`${gw.url}/graphql`, {
       method: 'POST',
@@ -104,7 +106,7 @@ describe.each(DATABASES)('notification stubs on %s', (kind) => {
     });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
-    await new Promise((r) => setTimeout(r, 200)); // the subscription is registered
+    await subscriptions.ready('notification', incomingId);
     const changed = await gql(gw.url, 'mutation($t: String!, $ids: [String!]!) { changeNotificationStatus(type: $t, ids: $ids, status: ARCHIVED) { totalElements } }', { t: type, ids: [ids[2]] });
     expect(changed.errors).toBeUndefined();
     let text = '';

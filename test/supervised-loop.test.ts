@@ -82,7 +82,7 @@ describe('superviseLoop', () => {
     loop.start();
     await expect.poll(() => loop.status().state).toBe('backing-off');
     loop.nudge();
-    await sleep(50);
+    await sleep(50); // kept: that a nudge does not cut a fault's back-off short is what is checked
     expect(calls).toBe(1);
     loop.poll();
     await expect.poll(() => calls).toBe(2);
@@ -102,13 +102,13 @@ describe('superviseLoop', () => {
       backoff: { baseMs: 1, capMs: 1 },
       async round(signal) {
         calls += 1;
-        await sleep(100);
+        await sleep(100); // the round's own work
         aborted = signal.aborted;
         return 0;
       },
     });
     loop.start();
-    await sleep(20);
+    await expect.poll(() => calls).toBe(1); // the round is in progress
     await loop.stop();
     expect(aborted).toBe(true);
     expect(calls).toBe(1);
@@ -137,8 +137,9 @@ describe('settleUntilLanded', () => {
     expect(lines.filter((l) => l.level === 40)).toHaveLength(1);
 
     const deadline = new AbortController();
-    const gaveUp = settleUntilLanded('settle', () => Promise.reject(new Error('down')), { backoff: { baseMs: 60_000, capMs: 60_000 }, loops, log, signal: deadline.signal });
-    await sleep(20);
+    let tries = 0;
+    const gaveUp = settleUntilLanded('settle', () => (tries++, Promise.reject(new Error('down'))), { backoff: { baseMs: 60_000, capMs: 60_000 }, loops, log, signal: deadline.signal });
+    await expect.poll(() => tries).toBe(1); // it failed once and backs off now
     deadline.abort();
     await expect(gaveUp).rejects.toThrow('down');
   });

@@ -6,6 +6,8 @@ import { DATABASES } from './helpers/databases.js';
 import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually, sleep } from './helpers/sink.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
+import { taskEventKey } from '../src/db/sql/taskEvents.js';
 
 // The tasks area end to end on a real gateway with a real HTTP sink on loopback: the seven legacy paths and their
 // GraphQL twins, the transition rules, and the dispatcher (rate, pause/resume/close, dependencies, schedule time,
@@ -117,7 +119,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     await eventually(async () => (await statusOf('pausing', 'p1')) === 'RUNNING');
     expect((await rpc(url, 'pauseQueue', { name: 'pausing' })).body.result.paused).toBe(true);
     await eventually(async () => (await statusOf('pausing', 'p1')) === 'SUCCEEDED');
-    await sleep(300);
+    await sleep(300); // kept: time for a wrongful start of p2 in the paused queue to show
     expect(await statusOf('pausing', 'p2')).toBe('READY');
     await rpc(url, 'resumeQueue', { name: 'pausing' });
     await eventually(async () => (await statusOf('pausing', 'p2')) === 'SUCCEEDED');
@@ -134,7 +136,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     await create('closing', 'c1');
     await rpc(url, 'closeQueue', { name: 'closing' });
     await rpc(url, 'resumeQueue', { name: 'closing' });
-    await sleep(300);
+    await sleep(300); // kept: time for a wrongful start of c1 in the closed queue to show
     expect(await statusOf('closing', 'c1')).toBe('READY');
     await rpc(url, 'openQueue', { name: 'closing' });
     await eventually(async () => (await statusOf('closing', 'c1')) === 'SUCCEEDED');
@@ -204,6 +206,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
 
   it('a graphql-ws client sees READY, RUNNING, SUCCEEDED in order; tasksSummaryChanged streams over server-sent events', async () => {
     await rpc(url, 'createQueue', { name: 'live' });
+    const subscriptions = watchSubscriptions(t.gateway);
     const client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
     const seen: string[] = [];
     const finished = new Promise<void>((resolve, reject) => {
@@ -228,7 +231,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
       body: JSON.stringify({ query: 'subscription { tasksSummaryChanged(queueName: "live") { total ready running succeeded } }' }),
     });
     expect(sse.status).toBe(200);
-    await sleep(300); // both subscriptions are registered
+    await Promise.all([subscriptions.ready('task', taskEventKey('live', 'watched')), subscriptions.ready('queueTasks', 'live')]);
     await gql(url, 'mutation($i: CreateTaskInput!) { createTask(input: $i) { status } }', {
       i: { queueName: 'live', name: 'watched', target: { url: `${sink.url}/slow?ms=100`, headers: { 'x-trace': '1' } }, payload: { hello: 'world' } },
     });

@@ -47,7 +47,7 @@ describe('performHttp', () => {
   it('caller abort is retryable', async () => {
     sink.reply({ status: 200, delayMs: 2000 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('shutdown')), 50);
+    setTimeout(() => controller.abort(new Error('shutdown')), 50); // the caller gives up while the peer still waits: the scenario itself
     const attempt = await performHttp({ url: sink.url, method: 'GET' }, { ...LOOPBACK, signal: controller.signal });
     expect(attempt.ok ? 'ok' : attempt.outcome).toMatchObject({ kind: 'retryable', reason: expect.stringContaining('aborted') });
   });
