@@ -54,7 +54,8 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     const client = createClient({ url: `${t.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
     const queueEvents: unknown[] = [];
     const taskEvents: unknown[] = [];
-    const sink = (into: unknown[]) => ({ next: (v: { data?: unknown }) => into.push(v.data), error: (e: unknown) => into.push({ error: e }), complete: () => undefined });
+    const completed = new Set<unknown[]>();
+    const sink = (into: unknown[]) => ({ next: (v: { data?: unknown }) => into.push(v.data), error: (e: unknown) => into.push({ error: e }), complete: () => completed.add(into) });
     const subscriptions = watchSubscriptions(t.gateway);
     client.subscribe({ query: 'subscription { queueChanged(name: "r") { rate paused } }' }, sink(queueEvents));
     client.subscribe({ query: 'subscription { taskStatusChanged(queueName: "r", name: "waiting") { status } }' }, sink(taskEvents));
@@ -70,6 +71,9 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     await eventually(async () => queueEvents.length > 0 && taskEvents.length > 0, 10_000);
     expect(queueEvents).toEqual([{ queueChanged: { rate: 9, paused: true } }]);
     expect(taskEvents).toEqual([{ taskStatusChanged: { status: 'CANCELLED' } }]);
+    // CANCELLED is an end status: the task's subscription completes after it, even when a resync found it.
+    await eventually(async () => completed.has(taskEvents), 5000);
+    expect(completed.has(queueEvents)).toBe(false);
     expect(await verify()).not.toBe('VERIFICATION_SUCCESS');
     await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000);
 
@@ -78,7 +82,7 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     await eventually(async () => (await sql.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, [LISTENER_APPLICATION_NAME, killed])).rowCount === 1, 5000);
     // A new connection; once it LISTENs the resync is told (listener ok), and both subscriptions have handled it.
     await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000, 20);
-    await bothReady();
+    await subscriptions.ready('queue', 'r');
     // And events flow again through the new connection.
     await rpc(t.url, 'changeQueueRate', { name: 'r', rate: 4 });
     await eventually(async () => queueEvents.length === 2, 5000);

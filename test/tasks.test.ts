@@ -8,6 +8,7 @@ import { eventually, sleep } from './helpers/sink.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 import { watchSubscriptions } from './helpers/subscriptions.js';
 import { taskEventKey } from '../src/db/sql/taskEvents.js';
+import { overSse, overWs } from './helpers/transports.js';
 
 // The tasks area end to end on a real gateway with a real HTTP sink on loopback: the seven legacy paths and their
 // GraphQL twins, the transition rules, and the dispatcher (rate, pause/resume/close, dependencies, schedule time,
@@ -204,7 +205,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect((await rpc(url, 'getTask', { queueName: 'doomed', name: 'held' })).body.error.code).toBe(NOT_FOUND);
   });
 
-  it('a graphql-ws client sees READY, RUNNING, SUCCEEDED in order; tasksSummaryChanged streams over server-sent events', async () => {
+  it('a graphql-ws client sees READY, RUNNING, SUCCEEDED in order, then the subscription completes; tasksSummaryChanged streams over server-sent events', async () => {
     await rpc(url, 'createQueue', { name: 'live' });
     const subscriptions = watchSubscriptions(t.gateway);
     const client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
@@ -216,10 +217,10 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
           next: ({ data, errors }) => {
             if (errors) reject(new Error(JSON.stringify(errors)));
             seen.push(data!.taskStatusChanged.status);
-            if (data!.taskStatusChanged.status === 'SUCCEEDED') resolve();
           },
           error: reject,
-          complete: () => undefined,
+          // The server completes the subscription after the end status: nothing more can come.
+          complete: resolve,
         },
       );
     });
@@ -252,6 +253,22 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(events.length).toBeGreaterThanOrEqual(2);
     expect(events.every((e: { total: number }) => e.total === 1)).toBe(true);
     expect(events.at(-1)).toEqual({ total: 1, ready: 0, running: 0, succeeded: 1 });
+  });
+
+  it('a subscription to a task already in an end status gets that status at once and completes, on SSE and graphql-ws', async () => {
+    await rpc(url, 'createQueue', { name: 'ended' });
+    await create('ended', 'done', { target: target('/ok') });
+    await create('ended', 'dropped', { scheduleTime: new Date(Date.now() + 3_600_000).toISOString() });
+    await rpc(url, 'cancelTask', { queueName: 'ended', name: 'dropped' });
+    await eventually(async () => (await statusOf('ended', 'done')) === 'SUCCEEDED');
+    const query = 'subscription($n: String!) { taskStatusChanged(queueName: "ended", name: $n) { status } }';
+    for (const [name, status] of [['done', 'SUCCEEDED'], ['dropped', 'CANCELLED']] as const) {
+      // A limit above one: the answer must end by itself with `complete`, not because the reader stopped.
+      const sse = await overSse(url, query, { n: name }, {}, 5);
+      expect(sse.results).toEqual([{ data: { taskStatusChanged: { status } } }]);
+      const ws = await overWs(url, query, { n: name }, { limit: 5 });
+      expect(ws.results).toEqual([{ data: { taskStatusChanged: { status } } }]);
+    }
   });
 });
 

@@ -6,20 +6,23 @@ import type { BusSignal, EventBus, EventTopic } from './bus.js';
 const DONE: IteratorResult<never> = { value: undefined, done: true };
 
 /**
- * Emits what `handle` answers for each signal about `key` (after `init`, awaited on the first read). Returns are
- * immediate, even while waiting for the next signal, so a closed subscription holds nothing.
+ * Emits what `init` answers (awaited on the first read), then what `handle` answers for each signal about `key`.
+ * After a value `endsAfter` accepts, the stream completes. Returns are immediate, even while waiting for the next
+ * signal, so a closed subscription holds nothing.
  */
 export function followKey<T>(
   bus: EventBus,
   topic: EventTopic,
   key: string,
   handle: (signal: BusSignal) => Promise<readonly T[]>,
-  init?: () => Promise<void>,
+  init?: () => Promise<readonly T[]>,
+  endsAfter?: (value: T) => boolean,
 ): AsyncIterableIterator<T> {
   const signals = bus.subscribe(topic, key);
   let started: Promise<void> | undefined;
   let pending: T[] = [];
   let closed = false;
+  let ended = false;
   const close = async (): Promise<IteratorResult<T>> => {
     closed = true;
     pending = [];
@@ -29,14 +32,23 @@ export function followKey<T>(
   return {
     async next() {
       try {
-        await (started ??= init?.() ?? Promise.resolve());
+        await (started ??= (async () => {
+          pending = [...((await init?.()) ?? [])];
+        })());
+        if (ended) return await close();
         while (pending.length === 0) {
           if (closed) return DONE;
           const signal = await signals.next();
           if (signal.done || closed) return DONE;
           pending = [...(await handle(signal.value))];
         }
-        return closed ? DONE : { value: pending.shift()!, done: false };
+        if (closed) return DONE;
+        const value = pending.shift()!;
+        if (endsAfter?.(value)) {
+          ended = true;
+          pending = [];
+        }
+        return { value, done: false };
       } catch (error) {
         await close();
         throw error;
@@ -62,6 +74,11 @@ export interface LiveStateOptions<T> {
   fingerprint?: (state: T) => string;
   /** Whether a state found after a resync is worth emitting (default: any). */
   emitsAfterResync?: (state: T) => boolean;
+  /**
+   * A state after which nothing more will happen by itself: it is the last one emitted, then the subscription
+   * completes. Found already at the start, it is emitted at once, so a late subscriber does not wait for ever.
+   */
+  isFinal?: (state: T) => boolean;
 }
 
 const jsonFingerprint = (state: unknown) => JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
@@ -92,7 +109,10 @@ export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, opti
       return options.emitsAfterResync && !options.emitsAfterResync(state) ? [] : [state];
     },
     async () => {
-      last = fingerprint(await options.read());
+      const state = await options.read();
+      last = fingerprint(state);
+      return options.isFinal?.(state) ? [state] : [];
     },
+    options.isFinal,
   );
 }

@@ -7,6 +7,7 @@ import { parseChannelConfig, type AdapterChannelName } from '../channels/index.j
 import { ValidationError } from '../errors.js';
 import { liveState } from '../events/live.js';
 import * as notifications from '../notifications/notifications.js';
+import { isFinalStatus } from '../notifications/notification-rules.js';
 import {
   CHANNEL_ENUM,
   NOTIFICATION_STATUSES,
@@ -330,7 +331,8 @@ builder.subscriptionFields((t) => ({
   notificationStatusChanged: t.prismaField({
     type: ['Notification'],
     extensions: { scope: 'notifications:read' },
-    description: 'The units of a request each time one of them changes status, in any gateway process.',
+    description:
+      'The units of a request each time one of them changes status, in any gateway process. Completes once every unit is in a final status (DELIVERED, FAILED, EXPIRED, CANCELLED, READ, ARCHIVED), sent at once when they already are; a later stub status change (READ, ARCHIVED) needs a new subscription.',
     args: { incomingId: t.arg.string({ required: true, description: 'The request identifier.' }) },
     subscribe: (_root, args, ctx) => {
       const incomingId = validate(uuid, args.incomingId, 'incomingId');
@@ -341,6 +343,7 @@ builder.subscriptionFields((t) => ({
             where: { incomingId, ...(systemId !== null && { systemId }) },
             orderBy: [{ createTime: 'asc' }, { id: 'asc' }],
           }),
+        isFinal: (units) => units.length > 0 && units.every((unit) => isFinalStatus(unit.status)),
       });
     },
     resolve: (_query, units) => units,

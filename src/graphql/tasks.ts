@@ -5,7 +5,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
-import { createTaskInput, taskFilter, taskKey, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
+import { createTaskInput, taskFilter, taskKey, TASK_END_STATUSES, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 import { liveState } from '../events/live.js';
@@ -227,7 +227,8 @@ builder.subscriptionFields((t) => ({
   taskStatusChanged: t.field({
     type: TaskStatusChangeRef,
     extensions: { scope: 'tasks:read' },
-    description: 'Every status change of one task, in order, made by any gateway process (READY, RUNNING, SUCCEEDED, ...).',
+    description:
+      'Every status change of one task, in order, made by any gateway process (READY, RUNNING, ...). Completes after an end status (SUCCEEDED, FAILED, CANCELLED), which is sent at once when the task is already in one; restartTask starts a new run to follow with a new subscription.',
     args: keyArgs(t.arg),
     subscribe: (_root, args, ctx) => {
       const key = validate(taskKey, args);
@@ -235,6 +236,7 @@ builder.subscriptionFields((t) => ({
         read: () => tasks.taskStatusOf(ctx.db, key),
         fromEvent: (status) => status as TaskStatusName, // task events carry the new status, in commit order
         emitsAfterResync: (status) => status !== null,
+        isFinal: (status) => status !== null && TASK_END_STATUSES.includes(status),
       });
     },
     resolve: (status, args) => ({ queueName: args.queueName, name: args.name, status: status as unknown as TaskStatusName }),

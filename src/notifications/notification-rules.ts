@@ -20,6 +20,9 @@ export const NOTIFICATION_STATUSES = Object.keys(NOTIFICATION_STATUS) as Notific
 /** A record in one of these never moves again by itself (the worker is done with it). */
 export const FINAL_STATUSES: readonly NotificationStatus[] = ['DELIVERED', 'FAILED', 'EXPIRED', 'CANCELLED', 'READ', 'ARCHIVED'];
 
+/** Whether a stored status (a plain string column) is one of FINAL_STATUSES. */
+export const isFinalStatus = (status: string): boolean => (FINAL_STATUSES as readonly string[]).includes(status);
+
 /** What the stub PUT may do: from -> allowed targets. The worker's own moves (PENDING->SENDING->...) are not here. */
 export const STATUS_TRANSITIONS: Readonly<Record<NotificationStatus, readonly NotificationStatus[]>> = {
   PENDING: ['CANCELLED'],

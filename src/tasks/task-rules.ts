@@ -25,6 +25,12 @@ export const TASK_TRANSITIONS = {
 
 export type TaskAction = keyof typeof TASK_TRANSITIONS;
 
+/**
+ * Statuses the gateway never moves a task out of by itself (only a caller's restartTask leaves FAILED): a status
+ * subscription ends after one of them. A test derives the same set from TASK_TRANSITIONS.
+ */
+export const TASK_END_STATUSES: readonly TaskStatusName[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
 /** The statuses an action may start from, as the SQL statements take them. */
 export function fromStatuses(action: TaskAction): TaskStatusName[] {
   return [...TASK_TRANSITIONS[action].from];
