@@ -1,0 +1,19 @@
+import type { CodegenConfig } from '@graphql-codegen/cli';
+
+// A front end's codegen: the gateway's contract (this repository's schema.graphql; a front-end repository would name
+// `http://localhost:4000/graphql`, with `headers: { Authorization: 'Bearer <key>' }` when AUTH is on) and the
+// operations written in the front end's own sources, typed by the client preset into src/gql/.
+const config: CodegenConfig = {
+  schema: '../../schema.graphql',
+  documents: ['src/**/*.ts', '!src/gql/**'],
+  ignoreNoDocuments: true,
+  emitLegacyCommonJSImports: false,
+  generates: {
+    'src/gql/': {
+      preset: 'client',
+      presetConfig: { fragmentMasking: false },
+      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string', JSON: 'unknown' } },
+    },
+  },
+};
+export default config;
