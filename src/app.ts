@@ -48,6 +48,7 @@ import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 
 export interface Gateway {
@@ -61,7 +62,8 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(config: Config, options: { log?: Logger } = {}): Promise<Gateway> {
+/** `tracing`: started by `serve` when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/telemetry/); absent, nothing is traced. */
+export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
   const database = await openDatabase(databaseOptions(config));
   let draining = false;
@@ -144,6 +146,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
     context: () => services,
     plugins: [
       useRequestId(log),
+      ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
       useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel }),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
@@ -170,6 +173,7 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         maxBatchCalls: config.MAX_BATCH_CALLS,
         requireKey: keyRequirement(config.AUTH, services.keys),
         runGraphQL: () => runOperation,
+        traceCall: options.tracing?.traceLegacyCall,
       }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],
@@ -244,6 +248,8 @@ export async function startGateway(config: Config, options: { log?: Logger } = {
         await services.verifier.close();
         await bus.close();
         await untilDeadline(database.close(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
+        // Last, so that the spans of the drain are exported too.
+        if (options.tracing) await untilDeadline(options.tracing.shutdown(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
       })();
       return closing;
     },

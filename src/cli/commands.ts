@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { tracingEnabled } from '../telemetry/enabled.js';
 
 // Every command of src/main.ts, once: the parser (src/cli/parse.ts), the help (src/cli/help.ts) and the dispatch all
 // read this table, so a command cannot exist without its help, and the help cannot list an option the parser refuses.
@@ -69,9 +71,13 @@ export const COMMANDS: readonly CliCommand[] = [
     env: ['PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'AUTH', 'LOG_LEVEL', 'MIGRATE_ON_START', 'GRAPHIQL', 'IDENTITY_DEMO_DATA'],
     keepsRunning: true,
     async run() {
+      const config = loadConfig();
+      // Tracing starts before the gateway's modules are loaded; off, no OpenTelemetry module is (src/telemetry/).
+      const log = createLogger(config.LOG_LEVEL);
+      const tracing = tracingEnabled() ? (await import('../telemetry/tracing.js')).startTracing(log) : undefined;
       const { startGateway } = await import('../app.js');
       const { registerShutdown } = await import('../runtime/shutdown.js');
-      const gateway = await startGateway(loadConfig());
+      const gateway = await startGateway(config, { log, tracing });
       registerShutdown(gateway, gateway.services.config.SHUTDOWN_GRACE_MS);
     },
   },

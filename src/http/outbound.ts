@@ -35,8 +35,15 @@ function errorText(error: unknown): string {
   return `${typeof code === 'string' && !error.message.includes(code) ? `${code} ` : ''}${error.message}`;
 }
 
-/** One request and its answer; never rejects. */
-export function exchange(req: OutboundRequest, options: ExchangeOptions): Promise<Exchange> {
+/** One request and its answer; never rejects. Tracing (src/telemetry/tracing.ts) may wrap it once, at start-up. */
+export let exchange: (req: OutboundRequest, options: ExchangeOptions) => Promise<Exchange> = exchangeOnce;
+
+/** Tracing on: every outbound request runs inside `wrap` (its client span). Chosen once: off, nothing is asked per call. */
+export function wrapExchange(wrap: (send: typeof exchangeOnce) => typeof exchangeOnce): void {
+  exchange = wrap(exchangeOnce);
+}
+
+function exchangeOnce(req: OutboundRequest, options: ExchangeOptions): Promise<Exchange> {
   let url: URL;
   try {
     url = new URL(req.url);

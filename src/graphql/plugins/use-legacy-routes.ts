@@ -6,7 +6,7 @@ import { readBodyText } from '../../http/body.js';
 import { nulCharacterIssues, toFieldIssues } from '../../validation.js';
 import { executeRoute, type GraphQLRunner } from '../../rest/execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from '../../rest/http-route.js';
-import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcResponse } from '../../rest/jsonrpc.js';
+import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcId, type RpcResponse } from '../../rest/jsonrpc.js';
 import { buildOpenApi } from '../../rest/openapi.js';
 import { methodOf, type RouteEnv, type RpcRoute } from '../../rest/route.js';
 
@@ -24,7 +24,17 @@ export interface LegacyRoutesOptions {
   runGraphQL: () => GraphQLRunner;
   /** AUTH=on: a refusal message when the request has no valid key (asked before anything else is read). */
   requireKey?: ((request: Request) => Promise<string | null>) | undefined;
+  /** Tracing on (src/telemetry/tracing.ts): runs each call in its span. Absent, the calls run as they are. */
+  traceCall?: LegacyCallTracer | undefined;
 }
+
+/** One legacy call as a trace names it: the path (template) it came in on, and for JSON-RPC the method and id. */
+export interface LegacyCall {
+  route: string;
+  method: string;
+  rpc?: { method: string; id: RpcId };
+}
+export type LegacyCallTracer = <T extends RpcResponse | Response>(request: Request, call: LegacyCall, run: () => Promise<T>) => Promise<T>;
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -85,7 +95,7 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       if (call.method !== methodOf(route)) {
         return json(200, rpcError(call.id, { code: RPC_ERROR.METHOD_NOT_FOUND, message: `Method "${call.method}" is not served at ${route.path}; use "${methodOf(route)}"` }));
       }
-      return rpcAnswer(await runCall(request, call, route));
+      return rpcAnswer(await runCallAt(route.path, request, call, route));
     } catch (error) {
       return rpcFailureResponse(error);
     }
@@ -96,7 +106,7 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       const body = await readJson(request);
       if (!Array.isArray(body)) {
         const call = parseCall(body);
-        const answer = await runCall(request, call, byMethod.get(call.method));
+        const answer = await runCallAt('/rpc', request, call, byMethod.get(call.method));
         return call.expectsAnswer ? rpcAnswer(answer) : new Response(null, { status: 204 });
       }
       if (body.length === 0) throw new RpcFailure({ code: RPC_ERROR.INVALID_REQUEST, message: 'Invalid Request: empty batch' });
@@ -113,7 +123,7 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
       for (const item of body) {
         try {
           const call = parseCall(item);
-          const answer = await runCall(request, call, byMethod.get(call.method));
+          const answer = await runCallAt('/rpc', request, call, byMethod.get(call.method));
           answers.push(call.expectsAnswer ? answer : null);
         } catch (error) {
           if (!(error instanceof RpcFailure)) throw error;
@@ -180,6 +190,15 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
     }
   }
 
+  // Chosen once: with tracing off a call is not even asked whether it is traced.
+  const traceCall = options.traceCall;
+  const runCallAt: (path: string, request: Request, call: RpcCall, route: RpcRoute | undefined) => Promise<RpcResponse> = traceCall
+    ? (path, request, call, route) => traceCall(request, { route: path, method: 'POST', rpc: { method: call.method, id: call.id } }, () => runCall(request, call, route))
+    : (_path, request, call, route) => runCall(request, call, route);
+  const serveHttp: typeof handleHttp = traceCall
+    ? (request, url, route, pathParams) => traceCall(request, { route: route.path, method: route.method }, () => handleHttp(request, url, route, pathParams))
+    : handleHttp;
+
   /** A database outage met outside a GraphQL execution (the key lookup, say) answers 503 in the path's envelope. */
   async function answerOrUnavailable(handle: () => Promise<Response>, envelope: (unavailable: ServiceUnavailableError) => Response): Promise<Response> {
     try {
@@ -230,7 +249,7 @@ export function useLegacyRoutes(options: LegacyRoutesOptions): Plugin {
         }
         return endResponse(
           await answerOrUnavailable(
-            () => handleHttp(request, url, route, params),
+            () => serveHttp(request, url, route, params),
             (unavailable) =>
               json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
                 'retry-after': String(unavailable.retryAfterSeconds),

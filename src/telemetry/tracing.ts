@@ -1,0 +1,278 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { context, createContextKey, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PrismaInstrumentation } from '@prisma/instrumentation';
+import { getCurrentOtelContext, setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from '../log.js';
+import { REQUEST_ID_HEADER } from '../graphql/plugins/use-request-id.js';
+import type { LegacyCallTracer } from '../graphql/plugins/use-legacy-routes.js';
+import { RPC_ERROR, type RpcResponse } from '../rest/jsonrpc.js';
+import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
+
+// OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
+// imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
+// the gateway builds neither plugin nor wrapper. On, one trace per request:
+//   HTTP server span (instrumentation-http)
+//     └ route span `POST /getQueue` (a legacy call: each JSON-RPC call of a batch, each HTTP route)
+//         └ operation span `query.GetQueue` (@envelop/opentelemetry; /graphql, SSE and graphql-ws operations too)
+//             └ prisma:client:operation └ prisma:client:db_query (the SQL; @prisma/instrumentation)
+// Every span started under a request carries its X-Request-Id as `gateway.request_id`. Outbound calls (tasks,
+// scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
+// to OTEL_EXPORTER_OTLP_ENDPOINT, batched; the standard OTEL_* variables (headers, timeout, service name, resource
+// attributes, sampler, OTEL_BSP_*) are read by the SDK or here.
+
+export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
+export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
+
+export interface Tracing {
+  /** Envelop plugins, right after useRequestId: the request id onto the context, then the operation spans. */
+  readonly plugins: Plugin[];
+  /** The span of one legacy call (src/graphql/plugins/use-legacy-routes.ts). */
+  readonly traceLegacyCall: LegacyCallTracer;
+  /** Exports the spans still buffered and stops; the last step of the gateway's shutdown. */
+  shutdown(): Promise<void>;
+}
+
+/** The request id rides in the OpenTelemetry context, so that spans started by others (Prisma, http) get it too. */
+const REQUEST_ID = createContextKey('gateway request id');
+
+const requestIdOnSpans: SpanProcessor = {
+  onStart(span, parentContext) {
+    const id = parentContext.getValue(REQUEST_ID);
+    if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+  },
+  onEnd() {},
+  forceFlush: () => Promise.resolve(),
+  shutdown: () => Promise.resolve(),
+};
+
+/**
+ * Background work (worker polls, claims, settles, cron rounds) runs outside any request: its SQL alone would make a
+ * trace per loop and second. A root span of Prisma's is not sampled; an outbound call of a task (a root client span) is.
+ */
+const requestsAndCalls: Sampler = {
+  shouldSample: (parentContext, _traceId, spanName) => ({
+    decision: spanName.startsWith('prisma:') && !trace.getSpanContext(parentContext) ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
+  }),
+  toString: () => 'RequestsAndCallsSampler',
+};
+
+/** Health probes and scrapes, asked every few seconds, are not traced. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function packageVersion(): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+const envNumber = (name: string): number | undefined => {
+  const value = Number(process.env[name]);
+  return process.env[name]?.trim() && Number.isFinite(value) && value >= 0 ? value : undefined;
+};
+
+/** Starts the SDK and registers its global tracer provider; call before the gateway's modules make requests. */
+export function startTracing(log: Logger): Tracing {
+  const env = process.env;
+  const version = packageVersion();
+  // The resource's service.name and service.version default to ours; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+  // (the version goes through the variable the SDK reads: a Resource of our own would need another package).
+  const resourceAttributes = (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',').map((pair) => pair.split('=')[0]!.trim());
+  if (version && !resourceAttributes.includes('service.version')) {
+    env.OTEL_RESOURCE_ATTRIBUTES = [env.OTEL_RESOURCE_ATTRIBUTES, `service.version=${version}`].filter(Boolean).join(',');
+  }
+  const namedByEnv = Boolean(env.OTEL_SERVICE_NAME) || resourceAttributes.includes('service.name');
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol && protocol !== 'http/json') log.warn({ protocol }, 'tracing exports OTLP over HTTP as JSON (http/json); the protocol asked for is not used');
+
+  const sdk = new NodeSDK({
+    ...(namedByEnv ? {} : { serviceName: DEFAULT_SERVICE_NAME }),
+    // Traces only: metrics stay on /metrics (prom-client), logs on stdout.
+    metricReaders: [],
+    logRecordProcessors: [],
+    spanProcessors: [
+      requestIdOnSpans,
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter(),
+        maxQueueSize: envNumber('OTEL_BSP_MAX_QUEUE_SIZE'),
+        maxExportBatchSize: envNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+        scheduledDelayMillis: envNumber('OTEL_BSP_SCHEDULE_DELAY'),
+        exportTimeoutMillis: envNumber('OTEL_BSP_EXPORT_TIMEOUT'),
+      }),
+    ],
+    ...(env.OTEL_TRACES_SAMPLER ? {} : { sampler: new ParentBasedSampler({ root: requestsAndCalls }) }),
+    instrumentations: [
+      new HttpInstrumentation({
+        // Outbound calls get their span from tracedExchange below: this instrumentation would copy the raw header
+        // pairs src/http/outbound.ts sends into an object with keys "0", "1", ... (sending headers named 0, 1, ...),
+        // and would record paths that hold secrets (Telegram's bot token, webhook keys) in url.full.
+        disableOutgoingRequestInstrumentation: true,
+        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0]!),
+        requestHook: (span, request) => {
+          if ('url' in request && request.url?.split('?')[0] === '/graphql') span.setAttribute('http.route', '/graphql').updateName(`${request.method} /graphql`);
+        },
+        applyCustomAttributesOnSpan: (span, _request, response) => {
+          // A server span: the id the gateway answered with (its own when the caller sent none or an insane one).
+          const id = 'getHeader' in response ? response.getHeader(REQUEST_ID_HEADER) : undefined;
+          if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+        },
+      }),
+      new PrismaInstrumentation(),
+    ],
+  });
+  sdk.start();
+  // SDK diagnostics (an unreachable collector, dropped spans) go to the gateway's log, warnings and worse unless told.
+  const level = DiagLogLevel[(env.OTEL_LOG_LEVEL ?? 'WARN').toUpperCase() as keyof typeof DiagLogLevel] ?? DiagLogLevel.WARN;
+  const otelLog = log.child({ component: 'opentelemetry' });
+  diag.setLogger(
+    {
+      error: (message, ...args) => otelLog.error({ args }, message),
+      warn: (message, ...args) => otelLog.warn({ args }, message),
+      info: (message, ...args) => otelLog.info({ args }, message),
+      debug: (message, ...args) => otelLog.debug({ args }, message),
+      verbose: (message, ...args) => otelLog.trace({ args }, message),
+    },
+    { logLevel: level, suppressOverrideMessage: true },
+  );
+  // ESM imports of node:http do not pass require-in-the-middle: requiring it here applies the patch to the module
+  // object that src/http/outbound.ts and the server share (http.request, https.request, Server.prototype.emit).
+  const require = createRequire(import.meta.url);
+  require('node:http');
+  require('node:https');
+
+  const tracer = trace.getTracer('public-services-gateway', version);
+  wrapExchange((send) => tracedExchange(tracer, send));
+  return {
+    plugins: [
+      useRequestIdInTrace(),
+      // No resolver spans (one per field), no variables or results (personal data); the document when it has no inline
+      // arguments. The context type it declares is a symbol it never reads.
+      useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL) as unknown as Plugin,
+    ],
+    traceLegacyCall: legacyCallTracer(tracer),
+    shutdown: () => sdk.shutdown(),
+  };
+}
+
+/**
+ * Puts the context's request id into the OpenTelemetry context the operation span (next plugin) starts from, and onto
+ * the HTTP server span the operation runs under. Over graphql-ws the id is the one useRequestId made for the operation.
+ */
+function useRequestIdInTrace(): Plugin {
+  const tag = (graphqlContext: unknown) => {
+    const id = (graphqlContext as { requestId?: unknown }).requestId;
+    if (typeof id !== 'string') return;
+    const current = getCurrentOtelContext(graphqlContext);
+    trace.getSpan(current)?.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+    setCurrentOtelContext(graphqlContext, current.setValue(REQUEST_ID, id));
+  };
+  return {
+    onExecute: ({ args }) => tag(args.contextValue),
+    onSubscribe: ({ args }) => tag(args.contextValue),
+  };
+}
+
+function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
+  return (request, call, run) => {
+    const requestId = request.headers.get(REQUEST_ID_HEADER);
+    const attributes: Attributes = { 'http.route': call.route, 'http.request.method': call.method };
+    if (call.rpc) {
+      attributes['rpc.system'] = 'jsonrpc';
+      attributes['rpc.method'] = call.rpc.method;
+      attributes['rpc.jsonrpc.version'] = '2.0';
+      if (call.rpc.id !== null) attributes['rpc.jsonrpc.request_id'] = String(call.rpc.id);
+    }
+    let parent = context.active();
+    // The HTTP server span the call came in on learns its route (and is named after it) and its request id.
+    const server = trace.getSpan(parent)?.setAttribute('http.route', call.route).updateName(`${call.method} ${call.route}`);
+    if (requestId) {
+      server?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
+      parent = parent.setValue(REQUEST_ID, requestId);
+    }
+    return tracer.startActiveSpan(`${call.method} ${call.route}`, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+      try {
+        const outcome = await run();
+        describeOutcome(span, outcome);
+        return outcome;
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  };
+}
+
+/** The answer on the span; an error status only for the gateway's failures, not for the caller's mistakes. */
+function describeOutcome(span: Span, outcome: RpcResponse | Response): void {
+  if (outcome instanceof Response) {
+    span.setAttribute('http.response.status_code', outcome.status);
+    if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    return;
+  }
+  if (!('error' in outcome)) return;
+  span.setAttributes({ 'rpc.jsonrpc.error_code': outcome.error.code, 'rpc.jsonrpc.error_message': outcome.error.message });
+  if (outcome.error.code === RPC_ERROR.INTERNAL_ERROR || outcome.error.code === RPC_ERROR.SERVICE_UNAVAILABLE) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+  }
+}
+
+/**
+ * An outbound call (task, scheduler target, channel) as an HTTP client span, with the trace context propagated in
+ * `traceparent` (OTEL_PROPAGATORS=none: nothing is added) unless the caller set that header itself.
+ */
+function tracedExchange(tracer: Tracer, send: (req: OutboundRequest, options: ExchangeOptions) => Promise<Exchange>) {
+  return (req: OutboundRequest, options: ExchangeOptions): Promise<Exchange> => {
+    const attributes: Attributes = { 'http.request.method': req.method };
+    try {
+      const url = new URL(req.url);
+      Object.assign(attributes, {
+        'url.full': traceableUrl(url),
+        'url.scheme': url.protocol.slice(0, -1),
+        'server.address': url.hostname,
+        'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      });
+    } catch {
+      /* not a URL: exchange says so */
+    }
+    return tracer.startActiveSpan(req.method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        const carrier: Record<string, string> = {};
+        propagation.inject(context.active(), carrier);
+        const pairs: (readonly [string, string])[] = Array.isArray(req.headers) ? [...req.headers] : Object.entries(req.headers);
+        for (const [name, value] of Object.entries(carrier)) if (!pairs.some(([n]) => n.toLowerCase() === name)) pairs.push([name, value]);
+        const result = await send({ ...req, headers: pairs }, options);
+        if (result.ok) {
+          span.setAttribute('http.response.status_code', result.status);
+          if (result.status >= 400) span.setAttributes({ 'error.type': String(result.status) }).setStatus({ code: SpanStatusCode.ERROR });
+        } else {
+          span.setAttribute('error.type', result.kind).setStatus({ code: SpanStatusCode.ERROR, message: result.message });
+        }
+        return result;
+      } finally {
+        span.end();
+      }
+    });
+  };
+}
+
+/**
+ * The URL a span may show: no credentials, no query, and path segments that may be secrets (longer than 16
+ * characters, or with characters other than letters, digits and . _ ~ -) as REDACTED.
+ */
+function traceableUrl(url: URL): string {
+  const path = url.pathname
+    .split('/')
+    .map((segment) => (segment.length <= 16 && /^[A-Za-z0-9._~-]*$/.test(segment) ? segment : 'REDACTED'))
+    .join('/');
+  return `${url.protocol}//${url.host}${path}`;
+}
