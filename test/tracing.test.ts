@@ -1,0 +1,250 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
+import { gql, rpc } from './helpers/gateway.js';
+import { startGatewayProcess } from './helpers/process.js';
+import { eventually } from './helpers/sink.js';
+import { overSse, overWs } from './helpers/transports.js';
+import { startSink, type Sink } from './channels/sink.js';
+import { tracingEnabled } from '../src/telemetry/enabled.js';
+
+// Tracing switched by the environment, in gateway processes as an operator runs them. On (OTEL_EXPORTER_OTLP_ENDPOINT
+// names a loopback OTLP/HTTP receiver): a legacy call is one trace, HTTP server span -> route span -> GraphQL operation
+// span -> Prisma's SQL spans, each carrying the X-Request-Id; a task's call is a client span; subscriptions over SSE
+// and graphql-ws get operation spans; the spans are exported when the gateway stops (the batch delay is longer than
+// the test). Off (no endpoint): the process loads no part of OpenTelemetry (but the API prom-client always requires)
+// and registers nothing with it.
+
+interface ExportedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  scope: string;
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+}
+const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
+
+type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
+const valueOf = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(valueOf)));
+const attributesOf = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
+
+/** An OTLP/HTTP receiver (the JSON encoding the gateway's exporter sends) that keeps every span and counts connections. */
+async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; connections: () => number; close(): Promise<void> }> {
+  const spans: ExportedSpan[] = [];
+  let connections = 0;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
+        const message = JSON.parse(body) as { resourceSpans: any[] };
+        for (const rs of message.resourceSpans) {
+          const resource = attributesOf(rs.resource?.attributes);
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? [])
+              spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, scope: ss.scope?.name, attributes: attributesOf(s.attributes), resource });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  server.on('connection', () => (connections += 1));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    connections: () => connections,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+const GATEWAY_ENV = { SCHEDULER: 'off', DELIVERY_WORKER: 'off' };
+
+describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let sink: Sink;
+  let db: FreshDatabase;
+  let spans: ExportedSpan[];
+  const REQUEST_ID = 'trace-test-create-queue';
+
+  beforeAll(async () => {
+    [receiver, sink, db] = await Promise.all([startReceiver(), startSink(), freshDatabase('pglite')]);
+    // A batch delay longer than the test: every span below reaches the receiver through the flush at shutdown.
+    const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '60000' });
+    try {
+      const url = await gateway.url;
+      const created = await rpc(url, 'createQueue', { name: 'traced', rate: 10 }, {}, { 'x-request-id': REQUEST_ID });
+      expect(created.body.result?.name, JSON.stringify(created.body)).toBe('traced');
+      // A batch on /rpc: each call its own route span, with its JSON-RPC id.
+      const batch = await fetch(`${url}/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-batch' },
+        body: JSON.stringify([
+          { jsonrpc: '2.0', method: 'getQueue', params: { name: 'traced' }, id: 41 },
+          { jsonrpc: '2.0', method: 'getQueue', params: { name: 'missing' }, id: 'b' },
+        ]),
+      });
+      expect(batch.status).toBe(200);
+      // An HTTP route, refused before its operation runs.
+      const upload = await fetch(`${url}/v1/systems/tracing/files`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-http' }, body: '{}' });
+      expect(upload.status).toBe(400);
+      await rpc(url, 'createTask', { queueName: 'traced', name: 'call', target: { url: `${sink.url}/hook`, headers: { 'X-Kept': 'yes' } } }, {}, { 'x-request-id': 'trace-test-task' });
+      await eventually(async () => (await rpc(url, 'getTask', { queueName: 'traced', name: 'call' })).body.result?.status === 'SUCCEEDED');
+      const query = 'subscription { taskStatusChanged(queueName: "traced", name: "call") { status } }';
+      const sse = await overSse(url, query, {}, { 'x-request-id': 'trace-test-sse' });
+      expect(sse.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
+      const ws = await overWs(url, query);
+      expect(ws.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
+      expect(receiver.spans).toHaveLength(0);
+    } finally {
+      await gateway.stop();
+    }
+    expect(gateway.proc.exitCode).toBe(0);
+    spans = receiver.spans;
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all([receiver?.close(), sink?.close(), db?.drop()]);
+  });
+
+  const byId = (id: string) => spans.find((s) => s.spanId === id);
+  const ancestors = (span: ExportedSpan): ExportedSpan[] => {
+    const parent = span.parentSpanId ? byId(span.parentSpanId) : undefined;
+    return parent ? [parent, ...ancestors(parent)] : [];
+  };
+
+  it('names the service and its version', () => {
+    const version = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string }).version;
+    expect(spans[0]!.resource).toMatchObject({ 'service.name': 'public-services-gateway', 'service.version': version });
+  });
+
+  it('makes a legacy call one trace: HTTP server span -> route span -> GraphQL operation -> SQL, each with the request id', () => {
+    const route = spans.find((s) => s.name === 'POST /createQueue')!;
+    expect(route, spans.map((s) => s.name).join(', ')).toBeDefined();
+    expect(route.attributes).toMatchObject({
+      'http.route': '/createQueue',
+      'rpc.system': 'jsonrpc',
+      'rpc.method': 'createQueue',
+      'rpc.jsonrpc.request_id': 'createQueue-1',
+      'gateway.request_id': REQUEST_ID,
+    });
+    const server = byId(route.parentSpanId)!;
+    expect(server).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /createQueue', traceId: route.traceId, attributes: { 'gateway.request_id': REQUEST_ID, 'http.response.status_code': 200 } });
+    expect(server.parentSpanId).toBe('');
+
+    const operation = spans.find((s) => s.parentSpanId === route.spanId)!;
+    expect(operation).toMatchObject({ name: 'mutation.CreateQueue', scope: 'graphql', traceId: route.traceId, attributes: { 'graphql.execute.operationName': 'CreateQueue' } });
+    expect(operation.attributes['gateway.request_id']).toBe(REQUEST_ID);
+
+    const inTrace = spans.filter((s) => s.traceId === route.traceId);
+    const sql = inTrace.filter((s) => s.name === 'prisma:client:db_query');
+    expect(sql.some((s) => String(s.attributes['db.query.text']).includes('INSERT INTO "public"."Queue"'))).toBe(true);
+    for (const s of sql) {
+      expect(s.kind).toBe(SPAN_KIND.CLIENT);
+      expect(ancestors(s)).toContain(operation);
+    }
+    // Every span of the request, the SQL and Prisma's own included, carries the id.
+    for (const s of inTrace) expect(s.attributes['gateway.request_id'], s.name).toBe(REQUEST_ID);
+    expect(inTrace.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('gives each call of a /rpc batch its own route span under the one request', () => {
+    const calls = spans.filter((s) => s.name === 'POST /rpc' && s.kind === SPAN_KIND.INTERNAL);
+    expect(calls.map((s) => s.attributes['rpc.jsonrpc.request_id']).sort()).toEqual(['41', 'b']);
+    expect(new Set(calls.map((s) => s.parentSpanId)).size).toBe(1);
+    const missing = calls.find((s) => s.attributes['rpc.jsonrpc.request_id'] === 'b')!;
+    expect(missing.attributes).toMatchObject({ 'rpc.method': 'getQueue', 'rpc.jsonrpc.error_code': -32004, 'gateway.request_id': 'trace-test-batch' });
+    for (const call of calls) expect(spans.find((s) => s.parentSpanId === call.spanId)?.name).toBe('query.GetQueue');
+  });
+
+  it('names an HTTP route by its template, with the status it answered', () => {
+    const route = spans.find((s) => s.kind === SPAN_KIND.INTERNAL && s.name === 'POST /v1/systems/{systemId}/files')!;
+    expect(route.attributes).toMatchObject({ 'http.route': '/v1/systems/{systemId}/files', 'http.response.status_code': 400, 'gateway.request_id': 'trace-test-http' });
+    expect(byId(route.parentSpanId)).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /v1/systems/{systemId}/files', attributes: { 'http.route': '/v1/systems/{systemId}/files' } });
+    expect(spans.filter((s) => s.parentSpanId === route.spanId)).toEqual([]);
+  });
+
+  it("traces a task's call as a client span and passes its context on, the request's own headers untouched", () => {
+    const client = spans.find((s) => s.kind === SPAN_KIND.CLIENT && s.attributes['server.port'] === Number(new URL(sink.url).port))!;
+    expect(client).toMatchObject({ name: 'POST', attributes: { 'http.request.method': 'POST', 'url.full': `${sink.url}/hook`, 'http.response.status_code': 200 } });
+    const hit = sink.requests.find((r) => r.url === '/hook')!;
+    expect(hit.headers.traceparent).toBe(`00-${client.traceId}-${client.spanId}-01`);
+    const names = hit.rawHeaders.filter((_, i) => i % 2 === 0);
+    expect(names).toContain('x-kept');
+    expect(names).not.toContain('0');
+  });
+
+  it('gives SSE and graphql-ws subscriptions their operation spans', () => {
+    const subscriptions = spans.filter((s) => s.name === 'subscription.anonymous');
+    expect(subscriptions).toHaveLength(2);
+    const sse = subscriptions.find((s) => s.attributes['gateway.request_id'] === 'trace-test-sse')!;
+    expect(byId(sse.parentSpanId)).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /graphql' });
+    const ws = subscriptions.find((s) => s !== sse)!;
+    expect(ws.attributes['gateway.request_id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('does not trace the background SQL of the workers (no Prisma span without a parent)', () => {
+    expect(spans.filter((s) => s.name.startsWith('prisma:') && !s.parentSpanId)).toEqual([]);
+  });
+});
+
+describe('tracing off', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-trace-off-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is switched by an OTLP endpoint, unless OTEL_SDK_DISABLED', () => {
+    expect(tracingEnabled({})).toBe(false);
+    expect(tracingEnabled({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_HEADERS: 'a=b' })).toBe(false);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
+    expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+  });
+
+  it('loads no part of OpenTelemetry and registers nothing with its API in a gateway that served requests', async () => {
+    // At exit the process writes every module it resolved (import and require alike) and what is registered with
+    // the OpenTelemetry API (its global: tracer provider, context manager, propagator, diag).
+    const hook = join(dir, 'record-modules.mjs');
+    writeFileSync(
+      hook,
+      `import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const modules = new Set();
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); modules.add(r.url); return r; } });
+process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + process.pid + '.json', JSON.stringify({
+  modules: [...modules],
+  registered: Object.keys(globalThis[Symbol.for('opentelemetry.js.api.1')] ?? {}),
+})));
+`,
+    );
+    const db = await freshDatabase('pglite');
+    const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_SERVICE_NAME: 'not-traced', NODE_OPTIONS: `--import ${hook}` });
+    try {
+      const url = await gateway.url;
+      expect((await rpc(url, 'createQueue', { name: 'plain', rate: 1 })).body.result?.name).toBe('plain');
+      expect((await gql(url, '{ queues { totalCount } }')).data).toEqual({ queues: { totalCount: 1 } });
+    } finally {
+      await gateway.stop();
+      await db.drop();
+    }
+    // tsx runs the gateway in a child process: the report of the process that loaded the gateway is the one.
+    const reports = readdirSync(dir)
+      .filter((f) => f.startsWith('modules-'))
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as { modules: string[]; registered: string[] });
+    const gatewayReport = reports.find((r) => r.modules.some((u) => u.endsWith('/src/app.ts')))!;
+    expect(gatewayReport).toBeDefined();
+    // prom-client requires @opentelemetry/api for its exemplars, tracing or not; nothing else of OpenTelemetry loads.
+    const otel = gatewayReport.modules.filter((u) => /opentelemetry|@prisma\/instrumentation|\/src\/telemetry\/tracing/.test(u));
+    expect(otel.filter((u) => !u.includes('/node_modules/@opentelemetry/api/'))).toEqual([]);
+    expect(gatewayReport.registered).toEqual([]);
+  });
+});
