@@ -1,6 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { z } from 'zod';
 import type { Area, RouteEnv } from './route.js';
+import type { HttpAnswer } from './answer-shape.js';
 import type { FieldIssue } from '../errors.js';
 
 // A legacy REST path (GET/POST/PUT with path, query, header and JSON body inputs) as data, like RpcRoute.
@@ -36,6 +37,8 @@ export interface HttpRoute<Input = unknown, Data = unknown, Vars = unknown> {
   respond: (data: Data, input: Input) => { status?: number; body: unknown; headers?: Record<string, string> };
   /** The area's error body (the stub area's ResponseError, for example). */
   errorBody: (failure: HttpFailure) => unknown;
+  /** What `respond` and `errorBody` return, declared for the OpenAPI document (src/rest/answer-shape.ts). */
+  answer: HttpAnswer;
 }
 
 export function httpRoute<Input, Data, Vars>(route: HttpRoute<Input, Data, Vars>): HttpRoute {

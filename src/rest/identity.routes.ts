@@ -5,6 +5,8 @@ import { oidRule } from '../identity/identity-rules.js';
 import { SCOPES, unknownScopes } from '../identity/scopes.js';
 import * as op from '../generated/graphql/graphql.js';
 import { defaultErrorBody, httpRoute, type HttpRoute } from './http-route.js';
+import * as shape from './answer-shape.js';
+import { DEFAULT_ERROR } from './error-shapes.js';
 
 // Spec 4.1, the four identity GET paths. `oid` is the person's oid on all four (ESIA `prns/{oid}/...`); fields
 // outside the granted X-IdpScopes come back null from GraphQL and are left out here.
@@ -24,6 +26,10 @@ function present<T extends object>(record: T): Partial<T> {
 
 /** ESIA collections: `stateFacts: ["hasSize"]`, `size`, `elements`, and no links. */
 const collection = <T>(elements: T[]) => ({ stateFacts: ['hasSize'], size: elements.length, elements, links: [] as string[] });
+/** What `collection` makes, for the OpenAPI document. */
+const collectionShape = (elements: shape.Shape) => shape.object({ stateFacts: shape.literal(['hasSize']), size: shape.lengthOf(elements), elements, links: shape.literal([]) });
+/** Each employment as one element: the organization's fields, then the employment's own. */
+const employmentElements = shape.each(shape.data('person', 'employments'), shape.present(shape.merge(shape.data('organization'), shape.omit(shape.data(), 'organization'))));
 
 export function identityRoutes(config: Config): HttpRoute[] {
   const pageNumber = (min: number, max: number) =>
@@ -45,6 +51,13 @@ export function identityRoutes(config: Config): HttpRoute[] {
         return { body: present(person), headers };
       },
       errorBody: defaultErrorBody,
+      answer: {
+        body: shape.present(shape.data('person')),
+        headers: { ETag: 'The version of the record; send it back in If-None-Match.', Vary: 'X-IdpScopes (the fields released depend on it).' },
+        notModified: true,
+        refusals: [404],
+        error: DEFAULT_ERROR,
+      },
     }),
     httpRoute({
       area: 'identity',
@@ -58,6 +71,11 @@ export function identityRoutes(config: Config): HttpRoute[] {
         body: collection(data.person.organizations.map((m) => present({ ...m.organization, chief: m.chief, admin: m.admin }))),
       }),
       errorBody: defaultErrorBody,
+      answer: {
+        body: collectionShape(shape.each(shape.data('person', 'organizations'), shape.present(shape.merge(shape.data('organization'), shape.object({ chief: shape.data('chief'), admin: shape.data('admin') }))))),
+        refusals: [404],
+        error: DEFAULT_ERROR,
+      },
     }),
     httpRoute({
       area: 'identity',
@@ -83,6 +101,29 @@ export function identityRoutes(config: Config): HttpRoute[] {
         ),
       }),
       errorBody: defaultErrorBody,
+      answer: {
+        body: collectionShape(
+          shape.each(
+            shape.data('person', 'groups'),
+            shape.within(
+              shape.data('group'),
+              shape.present(
+                shape.object({
+                  grpId: shape.data('grpId'),
+                  name: shape.data('name'),
+                  description: shape.data('description'),
+                  itSystem: shape.data('itSystem'),
+                  orgOid: shape.data('organization', 'oid'),
+                  orgShortName: shape.data('organization', 'shortName'),
+                  orgFullName: shape.data('organization', 'fullName'),
+                }),
+              ),
+            ),
+          ),
+        ),
+        refusals: [404],
+        error: DEFAULT_ERROR,
+      },
     }),
     httpRoute({
       area: 'identity',
@@ -110,6 +151,19 @@ export function identityRoutes(config: Config): HttpRoute[] {
         };
       },
       errorBody: defaultErrorBody,
+      answer: {
+        body: shape.object({
+          stateFacts: shape.literal(['hasSize']),
+          size: shape.lengthOf(employmentElements),
+          pageSize: shape.orElse(shape.param('query', 'pageSize'), config.DEFAULT_PAGE_SIZE),
+          pageIndex: shape.orElse(shape.param('query', 'pageIndex'), 1),
+          totalSize: shape.data('person', 'employmentCount'),
+          elements: employmentElements,
+          links: shape.literal([]),
+        }),
+        refusals: [404],
+        error: DEFAULT_ERROR,
+      },
     }),
   ];
 }

@@ -11,6 +11,8 @@ import {
 import * as op from '../generated/graphql/graphql.js';
 import { httpRoute, type HttpRoute } from './http-route.js';
 import { responseError } from './response-error.js';
+import { data, merge, object } from './answer-shape.js';
+import { RESPONSE_ERROR } from './error-shapes.js';
 
 // Spec 4.5: the eight sending paths, plus the upload that creates the file groups e-mails attach.
 
@@ -33,6 +35,7 @@ function sendRoute(segment: keyof typeof SEND_PATHS): HttpRoute {
     }),
     respond: (data) => ({ body: data.sendNotification }),
     errorBody: responseError,
+    answer: { body: data('sendNotification'), refusals: [409], error: RESPONSE_ERROR },
   });
 }
 
@@ -49,6 +52,7 @@ export function notificationRoutes(): HttpRoute[] {
       variables: (input) => ({ systemId: input.path.systemId, files: input.body.files }),
       respond: (data) => ({ status: 201, body: { fileGroupId: data.createFileGroup.id, ...data.createFileGroup } }),
       errorBody: responseError,
+      answer: { status: 201, body: merge(object({ fileGroupId: data('createFileGroup', 'id') }), data('createFileGroup')), error: RESPONSE_ERROR },
     }),
   ];
 }

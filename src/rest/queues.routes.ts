@@ -4,6 +4,7 @@ import { queueFilter, queueLabel, queueName, queueRules } from '../queues/queue-
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
 import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
+import { data, object, orElse, param } from './answer-shape.js';
 
 // Spec 4.3, the twelve queue paths. Queues answer as the LegacyQueue fragment selects them.
 
@@ -21,6 +22,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.CreateQueueDocument,
       variables: (p) => ({ input: p }),
       result: (d) => same(d.createQueue),
+      answer: { result: data('createQueue') },
     }),
     rpcRoute({
       area: 'queues',
@@ -30,6 +32,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.GetQueueDocument,
       variables: (p) => ({ name: p.name }),
       result: (d) => same(d.queue),
+      answer: { result: data('queue') },
     }),
     rpcRoute({
       area: 'queues',
@@ -41,6 +44,9 @@ export function queueRoutes(config: Config): RpcRoute[] {
       result: (d, p) => ({
         result: { queues: d.queues.nodes, totalCount: d.queues.totalCount, pageNumber: p.pageNumber ?? 0, pageSize: p.pageSize ?? null },
       }),
+      answer: {
+        result: object({ queues: data('queues', 'nodes'), totalCount: data('queues', 'totalCount'), pageNumber: orElse(param('pageNumber'), 0), pageSize: orElse(param('pageSize'), null) }),
+      },
     }),
     fieldRoute({ area: 'queues', path: '/deleteQueue', summary: 'Deletes the queue whose name is given, with its tasks; refused while one of them runs.', params: byName, document: op.DeleteQueueDocument, field: 'deleteQueue' }),
     fieldRoute({ area: 'queues', path: '/openQueue', summary: 'Sets status OPEN and updateTime to now.', params: byName, document: op.OpenQueueDocument, field: 'openQueue' }),
@@ -53,6 +59,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.UpdateQueueDocument,
       variables: ({ name, ...input }) => ({ name, input }),
       result: (d) => same(d.updateQueue),
+      answer: { result: data('updateQueue') },
     }),
     rpcRoute({
       area: 'queues',
@@ -62,6 +69,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.SearchQueuesDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.queues.nodes, rowsCount: d.queues.totalCount }),
+      answer: { result: data('queues', 'nodes'), rowsCount: data('queues', 'totalCount') },
     }),
     rpcRoute({
       area: 'queues',
@@ -71,6 +79,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.SearchQueuesDocument,
       variables: ({ label, ...page }, env) => ({ filter: { label }, ...pageVariables(page, env.defaultPageSize) }),
       result: (d) => ({ result: d.queues.nodes, rowsCount: d.queues.totalCount }),
+      answer: { result: data('queues', 'nodes'), rowsCount: data('queues', 'totalCount') },
     }),
     rpcRoute({
       area: 'queues',
@@ -80,6 +89,7 @@ export function queueRoutes(config: Config): RpcRoute[] {
       document: op.ChangeQueueRateDocument,
       variables: (p) => p,
       result: (d) => same(d.changeQueueRate),
+      answer: { result: data('changeQueueRate') },
     }),
     fieldRoute({ area: 'queues', path: '/pauseQueue', summary: 'Cancels automatic start of tasks in the queue.', params: byName, document: op.PauseQueueDocument, field: 'pauseQueue', paramsMayComeAsResult: true }),
     fieldRoute({ area: 'queues', path: '/resumeQueue', summary: 'Restores automatic start of tasks in the queue.', params: byName, document: op.ResumeQueueDocument, field: 'resumeQueue' }),

@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { z } from 'zod';
+import { data, type RpcAnswer } from './answer-shape.js';
 
 // A legacy JSON-RPC path is data: which GraphQL operation it runs, how its params become variables and how
 // the GraphQL data becomes the legacy `result`. Nothing else may know legacy shapes.
@@ -22,6 +23,8 @@ export interface RpcRoute<Params = unknown, Data = unknown, Vars = unknown> {
   document: TypedDocumentNode<Data, Vars>;
   variables: (params: Params, env: RouteEnv) => Vars;
   result: (data: Data, params: Params) => { result: unknown; rowsCount?: number };
+  /** What `result` returns, declared for the OpenAPI document (src/rest/answer-shape.ts). */
+  answer: RpcAnswer;
 }
 
 /** Keeps each route's three type parameters tied together while the table holds them side by side. */
@@ -47,5 +50,5 @@ export function fieldRoute<Vars, F extends string>(route: {
   paramsMayComeAsResult?: boolean;
 }): RpcRoute {
   const { field, ...rest } = route;
-  return rpcRoute({ ...rest, variables: (p: Vars) => p, result: (d: Record<F, unknown>) => ({ result: d[field] }) });
+  return rpcRoute({ ...rest, variables: (p: Vars) => p, result: (d: Record<F, unknown>) => ({ result: d[field] }), answer: { result: data(field) } });
 }

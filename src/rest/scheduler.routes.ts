@@ -4,6 +4,7 @@ import { jobFilter, jobInstanceFilter, jobName, jobRules } from '../scheduler/sc
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
 import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
+import { data } from './answer-shape.js';
 
 // Spec 4.2, the ten job scheduler paths. Jobs and instances answer as the LegacyJob / LegacyJobInstance fragments
 // select them.
@@ -21,6 +22,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       document: op.CreateJobDocument,
       variables: (p) => ({ input: p }),
       result: (d) => same(d.createJob),
+      answer: { result: data('createJob') },
     }),
     fieldRoute({ area: 'scheduler', path: '/get', summary: 'Returns the job attributes.', params: byName, document: op.GetJobDocument, field: 'job' }),
     rpcRoute({
@@ -31,6 +33,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       document: op.ListJobsDocument,
       variables: (p, env) => pageVariables(p, env.defaultPageSize),
       result: (d) => same(d.jobs.nodes),
+      answer: { result: data('jobs', 'nodes') },
     }),
     fieldRoute({ area: 'scheduler', path: '/delete', summary: 'Deletes the job whose name is given, with its instances; returns it.', params: byName, document: op.DeleteJobDocument, field: 'deleteJob' }),
     fieldRoute({ area: 'scheduler', path: '/run', summary: 'Starts an instance of the job now (also while paused); returns the instance.', params: byName, document: op.RunJobDocument, field: 'runJob' }),
@@ -42,6 +45,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       document: op.UpdateJobDocument,
       variables: ({ name, ...input }) => ({ name, input }),
       result: (d) => same(d.updateJob),
+      answer: { result: data('updateJob') },
     }),
     fieldRoute({ area: 'scheduler', path: '/pause', summary: 'Suspends the automatic start of a job; parameters under params or result.', params: byName, document: op.PauseJobDocument, field: 'pauseJob', paramsMayComeAsResult: true }),
     fieldRoute({ area: 'scheduler', path: '/resume', summary: 'Restores the automatic start of a job from the next occurrence after now.', params: byName, document: op.ResumeJobDocument, field: 'resumeJob' }),
@@ -53,6 +57,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       document: op.SearchJobsDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.jobs.nodes, rowsCount: d.jobs.totalCount }),
+      answer: { result: data('jobs', 'nodes'), rowsCount: data('jobs', 'totalCount') },
     }),
     rpcRoute({
       area: 'scheduler',
@@ -65,6 +70,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
         ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize),
       }),
       result: (d) => ({ result: d.jobInstances.nodes, rowsCount: d.jobInstances.totalCount }),
+      answer: { result: data('jobInstances', 'nodes'), rowsCount: data('jobInstances', 'totalCount') },
     }),
   ];
 }

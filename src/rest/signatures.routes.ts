@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { auditParametersRules, restVerificationFields, type AuditParameters } from '../signatures/signature-rules.js';
 import * as op from '../generated/graphql/graphql.js';
 import { httpRoute, type HttpFailure, type HttpRoute } from './http-route.js';
+import { data, each, either, flatEach, leftOutWhenNull, literal, named, object, orElse, outer, within, type Shape } from './answer-shape.js';
 
 // Spec 4.4: POST /v2/verify/cms/{cloud,tech} and POST /v1/checkSign/cms. All three run the VerifyCms
 // operation; v1 and v2 shapes are built from its one typed result. Verification outcomes answer 200 with
@@ -58,6 +59,57 @@ function v2Name(n: Name) {
   return n && { name: n.rdn, commonName: n.commonName, organization: n.organization, organizationalUnit: n.organizationalUnit, country: n.country, locality: n.locality, email: n.email, attributes: n.attributes };
 }
 
+/** What v2Name makes, for the OpenAPI document. */
+const v2NameShape = (name: Shape) =>
+  within(
+    name,
+    object({
+      name: data('rdn'),
+      commonName: data('commonName'),
+      organization: data('organization'),
+      organizationalUnit: data('organizationalUnit'),
+      country: data('country'),
+      locality: data('locality'),
+      email: data('email'),
+      attributes: data('attributes'),
+    }),
+  );
+
+/** What v2Body makes of a verification, for the OpenAPI document. */
+const V2_BODY = named(
+  'CmsVerificationResponse',
+  object({
+    status: data('status'),
+    result: object({
+      valid: data('valid'),
+      message: data('message'),
+      contentType: data('contentType'),
+      detached: data('detached'),
+      signedData: leftOutWhenNull(data('signedData')),
+      auditId: data('auditId'),
+      verifiedAt: data('verifiedAt'),
+      signers: each(
+        data('signers'),
+        object({
+          index: data('index'),
+          status: data('status'),
+          message: data('message'),
+          subject: v2NameShape(data('subject')),
+          issuer: v2NameShape(data('issuer')),
+          serialNumber: data('serialNumber'),
+          validity: object({ notBefore: data('notBefore'), notAfter: data('notAfter') }),
+          signingTime: data('signingTime'),
+          digestAlgorithm: data('digestAlgorithm'),
+          signatureAlgorithm: data('signatureAlgorithm'),
+          checks: each(data('checks'), object({ check: data('name'), valid: data('ok'), status: data('status'), message: data('message') })),
+          chain: within(data('chain'), object({ valid: data('ok'), status: data('status'), message: data('message'), certificates: data('subjects') })),
+        }),
+      ),
+    }),
+  }),
+  'The v2 answer: the 7.2 status and the per-signer results.',
+);
+
 export function v2Body(v: Verification) {
   return {
     status: v.status,
@@ -92,6 +144,66 @@ function v1Name(n: Name) {
   return n && { commonName: n.commonName, organization: n.organization, organizationUnit: n.organizationalUnit, country: n.country, locality: n.locality, email: n.email, distinguishedName: n.rdn };
 }
 
+/** What v1Name makes, for the OpenAPI document. */
+const v1NameShape = (name: Shape, model: string) =>
+  within(
+    name,
+    named(
+      model,
+      object({
+        commonName: data('commonName'),
+        organization: data('organization'),
+        organizationUnit: data('organizationalUnit'),
+        country: data('country'),
+        locality: data('locality'),
+        email: data('email'),
+        distinguishedName: data('rdn'),
+      }),
+    ),
+  );
+
+/** What v1Body makes of a verification, for the OpenAPI document. */
+const V1_BODY = named(
+  'CheckSignResponseDto',
+  object({
+    status: named('StatusDto', object({ code: data('status'), message: data('message') })),
+    result: either('VERIFICATION_SUCCESS', 'VERIFICATION_FAIL'),
+    checkResults: flatEach(
+      data('signers'),
+      data('checks'),
+      named(
+        'CheckResultDto',
+        object({
+          checkType: data('name'),
+          valid: data('ok'),
+          code: data('status'),
+          description: data('message'),
+          signerIndex: outer('index'),
+          certificateSubject: v1NameShape(outer('subject'), 'CertificateSubjectDto'),
+          certificateIssuer: v1NameShape(outer('issuer'), 'CertificateIssuerDto'),
+          certificateData: named(
+            'CertificateDataDto',
+            object({
+              serialNumber: outer('serialNumber'),
+              notBefore: outer('notBefore'),
+              notAfter: outer('notAfter'),
+              signingTime: outer('signingTime'),
+              digestAlgorithm: outer('digestAlgorithm', 'name'),
+              digestAlgorithmOid: outer('digestAlgorithm', 'oid'),
+              signatureAlgorithm: outer('signatureAlgorithm', 'name'),
+              signatureAlgorithmOid: outer('signatureAlgorithm', 'oid'),
+              chain: orElse(outer('chain', 'subjects'), []),
+            }),
+          ),
+        }),
+      ),
+    ),
+    totalResultDescription: data('message'),
+    valid: data('valid'),
+    signedData: leftOutWhenNull(data('signedData')),
+  }),
+);
+
 /** CheckSignResponseDto: StatusDto, result, CheckResultDto[] (one per check per signer), description, valid. */
 export function v1Body(v: Verification) {
   return {
@@ -125,6 +237,33 @@ export function v1Body(v: Verification) {
   };
 }
 
+/** The values failureStatus chooses from. */
+const FAILURE_STATUS = either('VERIFICATION_ERROR', 'AUDIT_PARAMETERS_ERROR', 'INPUT_DATA_ERROR', 'REQUEST_VALIDATION_ERROR');
+
+/** What v2Error makes of a failure, for the OpenAPI document. */
+const V2_ERROR = named(
+  'CmsVerificationError',
+  object({ status: FAILURE_STATUS, result: object({ valid: literal(false), message: data('message'), code: data('code'), errors: orElse(data('fields'), []) }) }),
+  'A request the v2 paths refuse: the 7.2 status of the refusal, and every bad field.',
+);
+
+/** What v1Error makes of a failure, for the OpenAPI document. */
+const V1_ERROR = named(
+  'CheckSignError',
+  object({
+    status: object({
+      code: FAILURE_STATUS,
+      message: data('message'),
+      errorDetails: each(orElse(data('fields'), []), named('ErrorDetailDto', object({ field: data('field'), message: data('message') }))),
+    }),
+    result: literal('VERIFICATION_FAIL'),
+    checkResults: literal([]),
+    totalResultDescription: data('message'),
+    valid: literal(false),
+  }),
+  'A request the v1 path refuses: CheckSignResponseDto with the 7.2 status of the refusal and an ErrorDetailDto per bad field.',
+);
+
 function v2Error(failure: HttpFailure) {
   return { status: failureStatus(failure), result: { valid: false, message: failure.message, code: failure.code, errors: failure.fields ?? [] } };
 }
@@ -154,6 +293,7 @@ function v2Route(profile: 'CLOUD' | 'TECH', path: `/${string}`): HttpRoute {
     },
     respond: (d) => ({ body: v2Body(d.verifyCms) }),
     errorBody: v2Error,
+    answer: { body: within(data('verifyCms'), V2_BODY), error: V2_ERROR },
   });
 }
 
@@ -175,6 +315,7 @@ export function signatureRoutes(_config: Config): HttpRoute[] {
       },
       respond: (d) => ({ body: v1Body(d.verifyCms) }),
       errorBody: v1Error,
+      answer: { body: within(data('verifyCms'), V1_BODY), error: V1_ERROR },
     }),
   ];
 }

@@ -13,6 +13,8 @@ import {
 import * as op from '../generated/graphql/graphql.js';
 import { httpRoute, type HttpRoute } from './http-route.js';
 import { responseError } from './response-error.js';
+import { data, each, merge, named, object, relabel } from './answer-shape.js';
+import { RESPONSE_ERROR } from './error-shapes.js';
 
 // Spec 4.6: the six stub paths. Lists answer the page response of 2.6; errors are ResponseError.
 
@@ -37,6 +39,12 @@ function toPage(page: op.StubPageFragment) {
   };
 }
 
+/** What toPage makes of the page at `root`, for the OpenAPI document. */
+function pageShape(root: string) {
+  const notification = named('StubNotificationResponseDto', merge(data(), object({ channel: relabel(data('channel'), CHANNEL_BY_ENUM) })));
+  return named('PageResponseStubNotificationDto', merge(data(root), object({ content: each(data(root, 'content'), notification) })));
+}
+
 export function stubRoutes(config: Config): HttpRoute[] {
   const ids = z.string().transform(list).pipe(uuidList);
   const externalIds = z.string().transform(list).pipe(externalIdList);
@@ -54,6 +62,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, ids: path.ids, ...query }),
       respond: (data) => ({ body: toPage(data.stubNotifications) }),
       errorBody: responseError,
+      answer: { body: pageShape('stubNotifications'), error: RESPONSE_ERROR },
     }),
     httpRoute({
       area: 'stubs',
@@ -65,6 +74,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, ids: path.ids, ...query }),
       respond: (data) => ({ body: toPage(data.changeNotificationStatus) }),
       errorBody: responseError,
+      answer: { body: pageShape('changeNotificationStatus'), refusals: [404, 409], error: RESPONSE_ERROR },
     }),
     httpRoute({
       area: 'stubs',
@@ -79,6 +89,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, id: path.id, attachmentIds: query.attachmentIds ?? null }),
       respond: (data) => ({ body: data.stubNotificationAttachments }),
       errorBody: responseError,
+      answer: { body: each(data('stubNotificationAttachments'), named('StubAttachmentDto', data())), refusals: [404], error: RESPONSE_ERROR },
     }),
     httpRoute({
       area: 'stubs',
@@ -90,6 +101,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, ...query }),
       respond: (data) => ({ body: toPage(data.stubNotifications) }),
       errorBody: responseError,
+      answer: { body: pageShape('stubNotifications'), error: RESPONSE_ERROR },
     }),
     httpRoute({
       area: 'stubs',
@@ -101,6 +113,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, systemId: path.systemId, incomingId: path.incomingId, ...query }),
       respond: (data) => ({ body: toPage(data.stubNotifications) }),
       errorBody: responseError,
+      answer: { body: pageShape('stubNotifications'), error: RESPONSE_ERROR },
     }),
     httpRoute({
       area: 'stubs',
@@ -112,6 +125,7 @@ export function stubRoutes(config: Config): HttpRoute[] {
       variables: ({ path, query }) => ({ type: path.type, systemId: path.systemId, externalIds: path.externalIds, ...query }),
       respond: (data) => ({ body: toPage(data.stubNotifications) }),
       errorBody: responseError,
+      answer: { body: pageShape('stubNotifications'), error: RESPONSE_ERROR },
     }),
   ];
 }

@@ -4,6 +4,7 @@ import { createTaskInput, taskFilter, taskKey, TASK_STATUSES } from '../tasks/ta
 import * as op from '../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
 import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
+import { data, object, orElse, param } from './answer-shape.js';
 
 // Spec 4.3, the seven task paths. Tasks answer as the LegacyTask fragment selects them.
 
@@ -21,6 +22,7 @@ export function taskRoutes(): RpcRoute[] {
       document: op.CreateTaskDocument,
       variables: ({ scheduleTime, ...input }) => ({ input: { ...input, ...(scheduleTime && { scheduleTime: scheduleTime.toISOString() }) } }),
       result: (d) => same(d.createTask),
+      answer: { result: data('createTask') },
     }),
     fieldRoute({ area: 'tasks', path: '/getTask', summary: 'Returns the task found by queue name and name.', params: taskKey, document: op.GetTaskDocument, field: 'task' }),
     rpcRoute({
@@ -33,6 +35,9 @@ export function taskRoutes(): RpcRoute[] {
       result: (d, p) => ({
         result: { tasks: d.tasks.nodes, totalCount: d.tasks.totalCount, pageNumber: p.pageNumber ?? 0, pageSize: p.pageSize ?? null },
       }),
+      answer: {
+        result: object({ tasks: data('tasks', 'nodes'), totalCount: data('tasks', 'totalCount'), pageNumber: orElse(param('pageNumber'), 0), pageSize: orElse(param('pageSize'), null) }),
+      },
     }),
     rpcRoute({
       area: 'tasks',
@@ -42,6 +47,7 @@ export function taskRoutes(): RpcRoute[] {
       document: op.SearchTasksDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.tasks.nodes, rowsCount: d.tasks.totalCount }),
+      answer: { result: data('tasks', 'nodes'), rowsCount: data('tasks', 'totalCount') },
     }),
     rpcRoute({
       area: 'tasks',
@@ -53,6 +59,13 @@ export function taskRoutes(): RpcRoute[] {
       result: ({ tasksSummary: s }) => ({
         result: { queueName: s.queueName, total: s.total, ...Object.fromEntries(TASK_STATUSES.map((status) => [status, s[status.toLowerCase() as Lowercase<typeof status>]])) },
       }),
+      answer: {
+        result: object({
+          queueName: data('tasksSummary', 'queueName'),
+          total: data('tasksSummary', 'total'),
+          ...Object.fromEntries(TASK_STATUSES.map((status) => [status, data('tasksSummary', status.toLowerCase())])),
+        }),
+      },
     }),
     fieldRoute({ area: 'tasks', path: '/cancelTask', summary: 'Cancels a task with status READY or BLOCKED (it becomes CANCELLED); any other status is an error that changes nothing.', params: taskKey, document: op.CancelTaskDocument, field: 'cancelTask' }),
     fieldRoute({ area: 'tasks', path: '/restartTask', summary: 'Restarts a task with status FAILED (it becomes READY, attempts reset); any other status is an error that changes nothing.', params: taskKey, document: op.RestartTaskDocument, field: 'restartTask' }),
