@@ -98,16 +98,17 @@ describe('--help, from the command table', () => {
     for (const v of Object.keys(ENV_HELP)) expect(all).toContain(v);
   });
 
-  it('every npm script that runs src/main.ts is a command of the table, and each generates first', () => {
+  it('every npm script that runs src/main.ts (or its build) is a command of the table, and each generates first', () => {
     const viaMain = Object.entries(PACKAGE.scripts).flatMap(([script, line]) => {
-      const m = /^tsx src\/main\.ts (\S+)$/.exec(line);
-      return m ? [{ script, command: m[1]! }] : [];
+      const m = /^(tsx src\/main\.ts|node dist\/main\.js) (\S+)$/.exec(line);
+      return m ? [{ script, compiled: m[1]!.startsWith('node'), command: m[2]! }] : [];
     });
     expect(viaMain.map((s) => s.command).sort()).toEqual(COMMANDS.filter((c) => c.path.length === 1).map((c) => c.path[0]).sort());
-    for (const { script, command } of viaMain) {
+    for (const { script, compiled, command } of viaMain) {
       expect(COMMANDS.find((c) => c.path.length === 1 && c.path[0] === command)?.script).toBe(script);
-      // Right after `npm ci` (postinstall) and after a pull that changed the schema (pre-script).
-      expect(PACKAGE.scripts[`pre${script}`], `pre${script}`).toBe('node scripts/generate.mjs');
+      // Right after `npm ci` (postinstall) and after a pull that changed the schema (pre-script); the compiled one
+      // (npm start) also compiles src/ when it changed since dist/ was built.
+      expect(PACKAGE.scripts[`pre${script}`], `pre${script}`).toBe(compiled ? 'node scripts/build.mjs --if-stale' : 'node scripts/generate.mjs');
     }
     expect(PACKAGE.scripts.postinstall).toBe('node scripts/generate.mjs');
   });
