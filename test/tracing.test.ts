@@ -68,51 +68,102 @@ async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; co
 
 const GATEWAY_ENV = { SCHEDULER: 'off', DELIVERY_WORKER: 'off' };
 
-describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let sink: Sink;
-  let db: FreshDatabase;
-  let spans: ExportedSpan[];
-  const REQUEST_ID = 'trace-test-create-queue';
+const REQUEST_ID = 'trace-test-create-queue';
+const dirs: string[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
 
-  beforeAll(async () => {
-    [receiver, sink, db] = await Promise.all([startReceiver(), startSink(), freshDatabase('pglite')]);
-    // A batch delay longer than the test: every span below reaches the receiver through the flush at shutdown.
-    const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '60000' });
-    try {
-      const url = await gateway.url;
-      const created = await rpc(url, 'createQueue', { name: 'traced', rate: 10 }, {}, { 'x-request-id': REQUEST_ID });
-      expect(created.body.result?.name, JSON.stringify(created.body)).toBe('traced');
-      // A batch on /rpc: each call its own route span, with its JSON-RPC id.
-      const batch = await fetch(`${url}/rpc`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-batch' },
-        body: JSON.stringify([
-          { jsonrpc: '2.0', method: 'getQueue', params: { name: 'traced' }, id: 41 },
-          { jsonrpc: '2.0', method: 'getQueue', params: { name: 'missing' }, id: 'b' },
-        ]),
-      });
-      expect(batch.status).toBe(200);
-      // An HTTP route, refused before its operation runs.
-      const upload = await fetch(`${url}/v1/systems/tracing/files`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-http' }, body: '{}' });
-      expect(upload.status).toBe(400);
-      await rpc(url, 'createTask', { queueName: 'traced', name: 'call', target: { url: `${sink.url}/hook`, headers: { 'X-Kept': 'yes' } } }, {}, { 'x-request-id': 'trace-test-task' });
-      await eventually(async () => (await rpc(url, 'getTask', { queueName: 'traced', name: 'call' })).body.result?.status === 'SUCCEEDED');
-      const query = 'subscription { taskStatusChanged(queueName: "traced", name: "call") { status } }';
-      const sse = await overSse(url, query, {}, { 'x-request-id': 'trace-test-sse' });
-      expect(sse.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
-      const ws = await overWs(url, query);
-      expect(ws.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
-      expect(receiver.spans).toHaveLength(0);
-    } finally {
-      await gateway.stop();
-    }
-    expect(gateway.proc.exitCode).toBe(0);
-    spans = receiver.spans;
-  }, 30_000);
-  afterAll(async () => {
-    await Promise.all([receiver?.close(), sink?.close(), db?.drop()]);
-  });
+/** A gateway with tracing on: requests of every kind, then SIGTERM; returns what the receiver got and the task's target. */
+async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink }> {
+  const [receiver, sink, db] = await Promise.all([startReceiver(), startSink(), freshDatabase('pglite')]);
+  cleanups.push(() => receiver.close(), () => sink.close(), () => db.drop());
+  // A batch delay longer than the test: every span below reaches the receiver through the flush at shutdown.
+  const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '60000' });
+  try {
+    const url = await gateway.url;
+    const created = await rpc(url, 'createQueue', { name: 'traced', rate: 10 }, {}, { 'x-request-id': REQUEST_ID });
+    expect(created.body.result?.name, JSON.stringify(created.body)).toBe('traced');
+    // A batch on /rpc: each call its own route span, with its JSON-RPC id.
+    const batch = await fetch(`${url}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-batch' },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', method: 'getQueue', params: { name: 'traced' }, id: 41 },
+        { jsonrpc: '2.0', method: 'getQueue', params: { name: 'missing' }, id: 'b' },
+      ]),
+    });
+    expect(batch.status).toBe(200);
+    // An HTTP route, refused before its operation runs.
+    const upload = await fetch(`${url}/v1/systems/tracing/files`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-http' }, body: '{}' });
+    expect(upload.status).toBe(400);
+    await rpc(url, 'createTask', { queueName: 'traced', name: 'call', target: { url: `${sink.url}/hook`, headers: { 'X-Kept': 'yes' } } }, {}, { 'x-request-id': 'trace-test-task' });
+    await eventually(async () => (await rpc(url, 'getTask', { queueName: 'traced', name: 'call' })).body.result?.status === 'SUCCEEDED');
+    const query = 'subscription { taskStatusChanged(queueName: "traced", name: "call") { status } }';
+    const sse = await overSse(url, query, {}, { 'x-request-id': 'trace-test-sse' });
+    expect(sse.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
+    const ws = await overWs(url, query);
+    expect(ws.results[0]).toMatchObject({ data: { taskStatusChanged: { status: 'SUCCEEDED' } } });
+    expect(receiver.spans).toHaveLength(0);
+  } finally {
+    await gateway.stop();
+  }
+  expect(gateway.proc.exitCode).toBe(0);
+  return { spans: receiver.spans, sink };
+}
+
+/**
+ * A gateway with tracing off that served requests. At exit each process writes every module it resolved (import and
+ * require alike) and what is registered with the OpenTelemetry API (its global: tracer provider, context manager,
+ * propagator, diag); tsx runs the gateway in a child process, so the report returned is the one that loaded it.
+ */
+async function runUntraced(): Promise<{ modules: string[]; registered: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-trace-off-'));
+  dirs.push(dir);
+  const hook = join(dir, 'record-modules.mjs');
+  writeFileSync(
+    hook,
+    `import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const modules = new Set();
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); modules.add(r.url); return r; } });
+process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + process.pid + '.json', JSON.stringify({
+  modules: [...modules],
+  registered: Object.keys(globalThis[Symbol.for('opentelemetry.js.api.1')] ?? {}),
+})));
+`,
+  );
+  const db = await freshDatabase('pglite');
+  cleanups.push(() => db.drop());
+  const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_SERVICE_NAME: 'not-traced', NODE_OPTIONS: `--import ${hook}` });
+  try {
+    const url = await gateway.url;
+    expect((await rpc(url, 'createQueue', { name: 'plain', rate: 1 })).body.result?.name).toBe('plain');
+    expect((await gql(url, '{ queues { totalCount } }')).data).toEqual({ queues: { totalCount: 1 } });
+  } finally {
+    await gateway.stop();
+  }
+  const reports = readdirSync(dir)
+    .filter((f) => f.startsWith('modules-'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as { modules: string[]; registered: string[] });
+  const report = reports.find((r) => r.modules.some((u) => u.endsWith('/src/app.ts')));
+  expect(report).toBeDefined();
+  return report!;
+}
+
+// Both gateways at once: each mostly waits (start-up, the task, shutdown).
+let traced: Awaited<ReturnType<typeof runTraced>>;
+let untraced: Awaited<ReturnType<typeof runUntraced>>;
+beforeAll(async () => {
+  [traced, untraced] = await Promise.all([runTraced(), runUntraced()]);
+}, 30_000);
+afterAll(async () => {
+  await Promise.all(cleanups.map((c) => c()));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
+  let spans: ExportedSpan[];
+  let sink: Sink;
+  beforeAll(() => ({ spans, sink } = traced));
 
   const byId = (id: string) => spans.find((s) => s.spanId === id);
   const ancestors = (span: ExportedSpan): ExportedSpan[] => {
@@ -196,12 +247,6 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
 });
 
 describe('tracing off', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'gw-trace-off-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
   it('is switched by an OTLP endpoint, unless OTEL_SDK_DISABLED', () => {
     expect(tracingEnabled({})).toBe(false);
     expect(tracingEnabled({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_HEADERS: 'a=b' })).toBe(false);
@@ -210,41 +255,10 @@ describe('tracing off', () => {
     expect(tracingEnabled({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
   });
 
-  it('loads no part of OpenTelemetry and registers nothing with its API in a gateway that served requests', async () => {
-    // At exit the process writes every module it resolved (import and require alike) and what is registered with
-    // the OpenTelemetry API (its global: tracer provider, context manager, propagator, diag).
-    const hook = join(dir, 'record-modules.mjs');
-    writeFileSync(
-      hook,
-      `import { registerHooks } from 'node:module';
-import { writeFileSync } from 'node:fs';
-const modules = new Set();
-registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); modules.add(r.url); return r; } });
-process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + process.pid + '.json', JSON.stringify({
-  modules: [...modules],
-  registered: Object.keys(globalThis[Symbol.for('opentelemetry.js.api.1')] ?? {}),
-})));
-`,
-    );
-    const db = await freshDatabase('pglite');
-    const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_SERVICE_NAME: 'not-traced', NODE_OPTIONS: `--import ${hook}` });
-    try {
-      const url = await gateway.url;
-      expect((await rpc(url, 'createQueue', { name: 'plain', rate: 1 })).body.result?.name).toBe('plain');
-      expect((await gql(url, '{ queues { totalCount } }')).data).toEqual({ queues: { totalCount: 1 } });
-    } finally {
-      await gateway.stop();
-      await db.drop();
-    }
-    // tsx runs the gateway in a child process: the report of the process that loaded the gateway is the one.
-    const reports = readdirSync(dir)
-      .filter((f) => f.startsWith('modules-'))
-      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as { modules: string[]; registered: string[] });
-    const gatewayReport = reports.find((r) => r.modules.some((u) => u.endsWith('/src/app.ts')))!;
-    expect(gatewayReport).toBeDefined();
+  it('loads no part of OpenTelemetry and registers nothing with its API in a gateway that served requests', () => {
     // prom-client requires @opentelemetry/api for its exemplars, tracing or not; nothing else of OpenTelemetry loads.
-    const otel = gatewayReport.modules.filter((u) => /opentelemetry|@prisma\/instrumentation|\/src\/telemetry\/tracing/.test(u));
+    const otel = untraced.modules.filter((u) => /opentelemetry|@prisma\/instrumentation|\/src\/telemetry\/tracing/.test(u));
     expect(otel.filter((u) => !u.includes('/node_modules/@opentelemetry/api/'))).toEqual([]);
-    expect(gatewayReport.registered).toEqual([]);
+    expect(untraced.registered).toEqual([]);
   });
 });
