@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
+import { freshDatabase } from './helpers/databases.js';
 import { gql, rpc } from './helpers/gateway.js';
 import { startGatewayProcess } from './helpers/process.js';
 import { eventually } from './helpers/sink.js';
@@ -36,10 +36,9 @@ const valueOf = (v: AnyValue): unknown =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(valueOf)));
 const attributesOf = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
 
-/** An OTLP/HTTP receiver (the JSON encoding the gateway's exporter sends) that keeps every span and counts connections. */
-async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; connections: () => number; close(): Promise<void> }> {
+/** An OTLP/HTTP receiver (the JSON encoding the gateway's exporter sends) that keeps every span. */
+async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; close(): Promise<void> }> {
   const spans: ExportedSpan[] = [];
-  let connections = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -56,12 +55,10 @@ async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; co
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  server.on('connection', () => (connections += 1));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
-    connections: () => connections,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
 }
