@@ -103,7 +103,13 @@ describe('trust cache age bound', () => {
     try {
       const verify = () => checkSignStatus(t.url, fixtures.b64('untrusted.p7s'));
       const pem = readFileSync(join(fixtures.dir, 'untrusted-root.pem'), 'utf8');
+      // The gateway hears its own NOTIFY of the new root some time after answering, and drops its cache then: the
+      // set is cached for good only after that (a slow LISTEN connection would otherwise empty it after the DELETE).
+      const heard = new Promise<void>((resolve) => {
+        const off = t.gateway.services.bus.onTopic('trustedRoot', () => (off(), resolve()));
+      });
       await gql(t.url, 'mutation($pem: String!) { addTrustedRoot(profile: DEFAULT, pem: $pem) { fingerprint } }', { pem });
+      await heard;
       expect(await verify()).toBe('VERIFICATION_SUCCESS');
       await sql.query(`DELETE FROM "TrustedRoot"`); // no NOTIFY: as if it had been lost
       expect(await verify()).toBe('VERIFICATION_SUCCESS'); // still the cached set
