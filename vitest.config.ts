@@ -1,19 +1,50 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * Files that run with no other file beside them (after the others): each bounds a latency or a timing that a second
+ * file busy on the same two cores could break, or changes what other files use. Every other file has its own
+ * databases (a fresh PostgreSQL database, a copy of the embedded template), random ports and temporary directories,
+ * and runs two at a time. A new file that measures time or touches shared state belongs here.
+ */
+/**
+ * Files with an npm script of their own, left out of `npm test` to keep it under five minutes: the container replay
+ * (two npm installs and a build, ~1.5 min) runs as `npm run test:container`, which .ci/run calls before `npm test`.
+ */
+const OWN_SCRIPT = process.env.TEST_CONTAINER === '1' ? [] : ['test/container.test.ts'];
+
+const ALONE = [
+  'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool
+  'test/cli.test.ts', // rewrites src/generated/ when its inputs changed (every file imports it); generate.mjs < 2 s
+  'test/hostile-edges.test.ts', // /healthz answers within 100 ms while a batch of 100 calls runs
+  'test/notifications-crash.test.ts', // the SIGKILL must land while 400 ms webhook calls are in flight
+  'test/notifications-lease.test.ts', // 1 s leases renewed under a 2.5 s call: one late renewal sends twice
+  'test/operations.test.ts', // SIGTERM: not ready at once, exit within 3 s / 5 s
+  'test/scheduler-cluster.test.ts', // two processes fire 21 jobs a second, each within 1 s, 10 +-1 in 10 s
+  'test/scheduler.test.ts', // resume's nextRunTime within 1.1 s of asking; a 1 s job timeout ends within 1.9 s
+  'test/signatures-pool.test.ts', // the event loop stalls < 250 ms while signatures are verified
+  'test/supervised-loop.test.ts', // stop() within 200 ms
+  'test/tasks-cluster.test.ts', // two processes must overlap 120 ms calls to reach the rate; a 2 s lease after a SIGKILL
+  'test/tasks.test.ts', // four tasks RUNNING within 700 ms of a rate change
+];
 
 export default defineConfig({
   // graphql 16 ships CommonJS and an .mjs build without an exports map: Node gives dependencies the CommonJS one,
   // Vite would give our sources the .mjs one, and graphql refuses to mix two realms. One copy for all.
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
-    include: ['test/**/*.test.ts'],
     // Builds (or finds) the migrated embedded database that test databases are copied from.
     globalSetup: ['./test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default', './test/summary-reporter.ts'],
+    projects: [
+      { extends: true, test: { name: 'side-by-side', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...ALONE, ...OWN_SCRIPT], maxWorkers: 2 } },
+      // One worker and the default group order: vitest runs these after the others, one file at a time.
+      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1 } },
+    ],
   },
 });
