@@ -1,12 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parse as parseYaml } from 'yaml';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
+import { freePort, until } from './helpers/ports.js';
 
 // No Docker engine runs here and no image can be pulled, so the Dockerfile is replayed as written instead: its stages
 // become directories, its COPY lines copy from the build context (the working tree less .dockerignore), its RUN lines
@@ -129,24 +129,6 @@ function gitFiles(): Set<string> {
   const out = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' });
   expect(out.status, out.stderr).toBe(0);
   return new Set(out.stdout.split('\0').filter(Boolean));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise((ok) => server.close(ok));
-  return port;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
 }
 
 /** Runs `nudge` every 300 ms until `settled` settles (or `ms` pass); returns what it settled to. */

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, until } from './helpers/ports.js';
 
 // The README's tutorial, run as written and in order: its shell lines through bash in the clone's directory, each
 // answer compared with the JSON the README shows (`…` marks an object or list shown in part), each `text` block
@@ -55,24 +55,6 @@ function matches(actual: unknown, shown: unknown): boolean {
     return keys.every((k) => k in actual && matches((actual as Record<string, unknown>)[k], (shown as Record<string, unknown>)[k]));
   }
   return Object.is(actual, shown);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise((ok) => server.close(ok));
-  return port;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
 }
 
 const background: { command: string; child: ChildProcess; output: string }[] = [];

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports.js';
 
 // A PostgreSQL cluster of the test's own (initdb + pg_ctl from the Debian packages), in a temporary directory on a
 // free port, so a test can stop and start the database under running gateways. PostgreSQL refuses to run as root:
@@ -30,14 +30,6 @@ function binDir(): string {
   ];
   for (const dir of candidates) if (spawnSync(join(dir, 'initdb'), ['--version']).status === 0) return dir;
   throw new Error('initdb not found: install the Debian package postgresql (initdb and pg_ctl are needed)');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startPgCluster(): Promise<PgCluster> {
