@@ -37,6 +37,7 @@ export default defineConfig({
   test: {
     // Builds (or finds) the migrated embedded database that test databases are copied from.
     globalSetup: ['./test/global-setup.ts'],
+    setupFiles: ['./test/setup-warnings.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
