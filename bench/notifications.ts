@@ -1,8 +1,10 @@
-// npm run bench:notifications (script line in docs/notes/notifications.md):
+// npm run bench:notifications (builds dist/ when stale, then runs this file):
 //   1. accepted requests/s on POST /v1/systems/{systemId}/webhook (gateway in its own process, worker off),
 //   2. end-to-end deliveries/s of those accepted records to a loopback HTTP sink (a gateway with the worker on),
 //   3. the peer: plain single-row INSERTs through `pg` into a similar table, same database server, same run.
 // Prints figures and ratios. Needs PostgreSQL (TEST_POSTGRES_URL or postgresql://postgres@127.0.0.1:5432/test).
+// The gateways run the compiled build (`node dist/main.js serve`, as `npm start`): what production runs.
+// BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) is passed to the accepting gateway's node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -27,8 +29,8 @@ const BIN = resolve(ROOT, 'node_modules/.bin');
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
-async function startGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
-  const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
+async function startGateway(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, [...nodeArgs, 'dist/main.js', 'serve'], {
     cwd: ROOT,
     env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', TASK_DISPATCHER: 'off', SCHEDULER: 'off', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -63,7 +65,8 @@ async function main(): Promise<void> {
   try {
     // 1. Acceptance alone.
     console.error('bench: acceptance…');
-    const accepting = await startGateway({ ...db.env, DELIVERY_WORKER: 'off' });
+    const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const accepting = await startGateway({ ...db.env, DELIVERY_WORKER: 'off' }, nodeArgs);
     const body = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
     await autocannon({ url: `${accepting.url}/v1/systems/bench/webhook`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 }); // warm-up
     const accept = await autocannon({
