@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
 
-// Shared by the benchmarks: a gateway in its own process (the load generator gets the other core), and one load tool.
+// Shared by the benchmarks: servers in processes of their own (the load generator gets the other core), and one
+// load tool.
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
@@ -13,9 +15,13 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts `tsx <script> ...args` and waits for a JSON log line carrying `url` (the gateway's "gateway listening"). */
+/**
+ * Starts `script` (TypeScript through tsx, JavaScript with this Node) and waits for a JSON line on its stdout carrying
+ * `url` (the gateway's "gateway listening", a peer's {"url"}).
+ */
 export async function startChild(script: string, args: string[], env: Record<string, string>): Promise<Child> {
-  const child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), [script, ...args], {
+  const [command, commandArgs] = script.endsWith('.ts') ? [resolve(ROOT, 'node_modules/.bin/tsx'), [script, ...args]] : [process.execPath, [script, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', OUTBOUND_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -25,7 +31,11 @@ export async function startChild(script: string, args: string[], env: Record<str
     lines.on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { url?: string };
-        if (entry.url) resolveUrl(entry.url);
+        if (!entry.url) return;
+        resolveUrl(entry.url);
+        // From here on its output is only drained: parsing every access-log line would load the bench's own core.
+        lines.close();
+        child.stdout!.resume();
       } catch {
         /* not a log line */
       }
@@ -37,10 +47,37 @@ export async function startChild(script: string, args: string[], env: Record<str
     process: child,
     stop: () =>
       new Promise((done) => {
+        if (child.exitCode !== null) return done();
         child.once('exit', () => done());
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** The gateway as `npm start` runs it (compiled JavaScript; the bench's npm script builds it first): AUTH off on loopback, no workers unless asked. */
+export function startGateway(env: Record<string, string>): Promise<Child> {
+  return startChild('dist/main.js', ['serve'], {
+    HOST: '127.0.0.1',
+    AUTH: 'off',
+    GRAPHIQL: 'off',
+    TASK_DISPATCHER: 'off',
+    SCHEDULER: 'off',
+    DELIVERY_WORKER: 'off',
+    ...env,
+  });
+}
+
+/** CPU seconds used so far by a process and its descendants (Linux /proc; NaN elsewhere): robust to a busy machine. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    let ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    for (const child of children ? children.split(' ') : []) ticks += cpuSeconds(Number(child)) * 100;
+    return ticks / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export interface LoadResult {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startChild, load, printTable } from './lib.js';
+import { startChild, startGateway, load, printTable } from './lib.js';
 
 // bench:rpc — getQueue through its legacy JSON-RPC path, the same through /graphql, and a bare node:http server
 // answering the same JSON, one after another against processes of their own, with the same load tool.
@@ -9,7 +9,7 @@ const duration = Number(process.env.BENCH_SECONDS ?? 10);
 const env: Record<string, string> = process.env.DATABASE_URL
   ? { DATABASE_URL: process.env.DATABASE_URL }
   : { DATA_DIR: `memory://bench-${randomBytes(3).toString('hex')}` };
-const gateway = await startChild('src/main.ts', ['serve'], { ...env, LOG_LEVEL: 'info', AUTH: 'off', TASK_DISPATCHER: 'off', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+const gateway = await startGateway(env);
 const headers = { 'content-type': 'application/json' };
 try {
   const created = await fetch(`${gateway.url}/createQueue`, {

@@ -1,0 +1,224 @@
+// `npm run bench:graphql`: the gateway's request path against PostGraphile 5, side by side, in one run.
+//
+// One fresh PostgreSQL database (BENCH_POSTGRES_URL, default the test server) migrated by the gateway's migrations and
+// filled with 1,000 queues, 200 organizations and 10,000 persons in 3 organizations each. Five servers over it, each
+// in its own process with a pg pool of 10: PostGraphile 5 (pinned devDependency, Amber preset), graphql-yoga with
+// hand-written resolvers over raw pg, bare node:http + pg, and the gateway as `npm start` runs it (compiled, AUTH off,
+// no workers), loaded through both of its doors. Four cases, each target loaded in turn with the same autocannon
+// settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 8 after a 3 s warm-up): read one queue by name, list a page of 50
+// queues with the total count, read a person with their organizations (nested), create a queue (write). Reads pick
+// a random row per request; writes use a new name per request, and the rows are counted afterwards.
+// Prints req/s, p99, server CPU per request and each target's ratio to PostGraphile, as a Markdown table.
+// BENCH_CASES=read,write and BENCH_DOORS=gateway,PostGraphile keep only the cases / targets whose names start so.
+import autocannon, { type RequestShape, type Result } from 'autocannon';
+import pg from 'pg';
+import { openDatabase } from '../src/db/client.js';
+import { applyMigrations } from '../src/db/migrations.js';
+import { freshDatabase } from '../test/helpers/databases.js';
+import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES } from './fixtures.js';
+import { cpuSeconds, startChild, startGateway, type Child } from './lib.js';
+
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const ONLY = process.env.BENCH_CASES?.split(',');
+const QUEUES = 1000;
+const PERSONS = 10_000;
+const ORGANIZATIONS = 200;
+const EMPLOYMENTS_PER_PERSON = 3;
+const FIRST_PERSON = 5_000_000_000;
+const FIRST_ORGANIZATION = 7_000_000_000;
+
+type Door = 'bare node:http + pg' | 'graphql-yoga + raw pg' | 'PostGraphile 5' | 'gateway GraphQL' | 'gateway legacy';
+const DOORS: Door[] = ['bare node:http + pg', 'graphql-yoga + raw pg', 'PostGraphile 5', 'gateway GraphQL', 'gateway legacy'];
+const BASELINE: Door = 'PostGraphile 5';
+
+/** One request of a case through one door, and a string its answer must contain (so an error answer is noticed). */
+interface Call {
+  request: RequestShape;
+  expect: string;
+}
+type Caller = (pick: string) => Call;
+
+// A new object per request: autocannon writes the body's content-length into the headers it is given.
+const json = () => ({ 'content-type': 'application/json' });
+const graphql = (query: string, variables: Record<string, unknown>, expect: string): Call => ({
+  request: { method: 'POST', path: '/graphql', headers: json(), body: JSON.stringify({ query, variables }) },
+  expect,
+});
+const rpc = (path: string, params: Record<string, unknown>, expect: string): Call => ({
+  request: { method: 'POST', path, headers: json(), body: JSON.stringify({ jsonrpc: '2.0', method: path.slice(1), params, id: 1 }) },
+  expect,
+});
+
+const QUEUE = 'name description status paused rate labels createTime updateTime';
+const ORGANIZATION = 'oid shortName fullName type ogrn inn kpp leg active';
+
+interface BenchCase {
+  name: string;
+  /** A new value per request: the row to read, or the name of the row to write (`door` keeps writes apart). */
+  pick: (door: number) => string;
+  callers: Record<Door, Caller>;
+}
+
+let written = 0;
+const randomQueue = () => `queue-${String(1 + Math.floor(Math.random() * QUEUES)).padStart(5, '0')}`;
+const randomPerson = () => String(FIRST_PERSON + 1 + Math.floor(Math.random() * PERSONS));
+
+const CASES: BenchCase[] = [
+  {
+    name: 'read: one queue by name',
+    pick: randomQueue,
+    callers: {
+      'bare node:http + pg': (name) => rpc('/getQueue', { name }, name),
+      'graphql-yoga + raw pg': (name) => graphql(`query($name: String!) { queue(name: $name) { ${QUEUE} } }`, { name }, name),
+      'PostGraphile 5': (name) => graphql(`query($name: String!) { queueByName(name: $name) { ${QUEUE} } }`, { name }, name),
+      'gateway GraphQL': (name) => graphql(`query($name: String!) { queue(name: $name) { ${QUEUE} } }`, { name }, name),
+      'gateway legacy': (name) => rpc('/getQueue', { name }, name),
+    },
+  },
+  {
+    name: 'list: a page of 50 queues + total',
+    pick: () => 'queue-00050',
+    callers: {
+      'bare node:http + pg': (last) => rpc('/listQueues', { pageSize: 50, pageNumber: 0 }, last),
+      'graphql-yoga + raw pg': (last) => graphql(`{ queues(first: 50) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'PostGraphile 5': (last) => graphql(`{ allQueues(first: 50, orderBy: NAME_ASC) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'gateway GraphQL': (last) => graphql(`{ queues(first: 50, orderBy: NAME_ASC) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'gateway legacy': (last) => rpc('/listQueues', { pageSize: 50, pageNumber: 0 }, last),
+    },
+  },
+  {
+    name: 'nested: a person with organizations',
+    pick: randomPerson,
+    callers: {
+      'bare node:http + pg': (oid) => ({ request: { method: 'GET', path: `/api/data/getPersonOrganizationsById?oid=${oid}` }, expect: '"chief"' }),
+      'graphql-yoga + raw pg': (oid) =>
+        graphql(`query($oid: String!) { person(oid: $oid) { oid firstName lastName organizations { chief admin active organization { ${ORGANIZATION} } } } }`, { oid }, oid),
+      'PostGraphile 5': (oid) =>
+        graphql(
+          `query($oid: String!) { personByOid(oid: $oid) { oid firstName lastName personOrganizationsByPersonOid { nodes { chief admin active organizationByOrganizationOid { ${ORGANIZATION} } } } } }`,
+          { oid },
+          oid,
+        ),
+      'gateway GraphQL': (oid) =>
+        graphql(`query($oid: String!) { person(oid: $oid) { oid firstName lastName organizations { chief admin active organization { ${ORGANIZATION} } } } }`, { oid }, oid),
+      'gateway legacy': (oid) => ({ request: { method: 'GET', path: `/api/data/getPersonOrganizationsById?oid=${oid}` }, expect: '"chief"' }),
+    },
+  },
+  {
+    name: 'write: create a queue',
+    pick: (door) => `w${door}-${++written}`,
+    callers: {
+      'bare node:http + pg': (name) => rpc('/createQueue', { name, rate: 3, labels: ['bench'] }, name),
+      'graphql-yoga + raw pg': (name) => graphql(`mutation($name: String!) { createQueue(input: { name: $name, rate: 3, labels: ["bench"] }) { ${QUEUE} } }`, { name }, name),
+      'PostGraphile 5': (name) =>
+        graphql(`mutation($name: String!) { createQueue(input: { queue: { name: $name, rate: 3, labels: ["bench"] } }) { queue { ${QUEUE} } } }`, { name }, name),
+      'gateway GraphQL': (name) => graphql(`mutation($name: String!) { createQueue(input: { name: $name, rate: 3, labels: ["bench"] }) { ${QUEUE} } }`, { name }, name),
+      'gateway legacy': (name) => rpc('/createQueue', { name, rate: 3, labels: ['bench'] }, name),
+    },
+  },
+];
+
+interface Row {
+  bench: string;
+  door: Door;
+  result: Result;
+  cpuMsPerRequest: number;
+}
+
+async function measure(bench: BenchCase, door: Door, server: Child): Promise<Row> {
+  const doorIndex = DOORS.indexOf(door);
+  const caller = bench.callers[door];
+  const sample = caller(bench.pick(doorIndex));
+  const answer = await fetch(`${server.url}${sample.request.path}`, { method: sample.request.method, headers: sample.request.headers, body: sample.request.body, signal: AbortSignal.timeout(10_000) });
+  const text = await answer.text();
+  if (!answer.ok || !text.includes(sample.expect) || /"errors?"\s*:/.test(text)) throw new Error(`${door}, ${bench.name}: unexpected answer ${answer.status} ${text.slice(0, 500)}`);
+  const run = (duration: number) =>
+    autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
+  if (WARM_UP_SECONDS > 0) await run(WARM_UP_SECONDS);
+  const cpuBefore = cpuSeconds(server.process.pid!);
+  const result = await run(SECONDS);
+  const cpuMsPerRequest = ((cpuSeconds(server.process.pid!) - cpuBefore) * 1000) / Math.max(1, result.requests.total);
+  if (result.non2xx || result.errors || result.timeouts) throw new Error(`${door}, ${bench.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { bench: bench.name, door, result, cpuMsPerRequest };
+}
+
+async function main(): Promise<void> {
+  const db = await freshDatabase('postgres', ADMIN_URL);
+  const servers: Partial<Record<Door, Child>> = {};
+  try {
+    const database = await openDatabase({ databaseUrl: db.url, dataDir: 'unused' });
+    await applyMigrations(database.adapterFactory);
+    await database.close();
+    const client = new pg.Client({ connectionString: db.url });
+    client.on('error', () => undefined); // dropping the database at the end ends it
+    await client.connect();
+    await client.query(GENERATE_QUEUES, [QUEUES]);
+    await client.query(GENERATE_ORGANIZATIONS, [FIRST_ORGANIZATION, ORGANIZATIONS]);
+    await client.query(GENERATE_PERSONS, [FIRST_PERSON, PERSONS]);
+    await client.query(GENERATE_EMPLOYMENTS, [FIRST_PERSON, PERSONS, FIRST_ORGANIZATION, ORGANIZATIONS, EMPLOYMENTS_PER_PERSON]);
+    await client.query('ANALYZE');
+
+    const peerEnv = { DATABASE_URL: db.url };
+    servers['bare node:http + pg'] = await startChild('bench/peers/bare-pg.mjs', [], peerEnv);
+    servers['graphql-yoga + raw pg'] = await startChild('bench/peers/yoga-pg.mjs', [], peerEnv);
+    servers['PostGraphile 5'] = await startChild('bench/peers/postgraphile.mjs', [], peerEnv);
+    const gateway = await startGateway({ DATABASE_URL: db.url, MIGRATE_ON_START: 'off' });
+    servers['gateway GraphQL'] = gateway;
+    servers['gateway legacy'] = gateway;
+
+    const rows: Row[] = [];
+    for (const bench of CASES) {
+      if (ONLY && !ONLY.some((only) => bench.name.startsWith(only))) continue;
+      for (const door of DOORS) {
+        if (process.env.BENCH_DOORS && !process.env.BENCH_DOORS.split(',').some((d) => door.startsWith(d))) continue;
+        console.error(`bench: ${bench.name} / ${door}`);
+        rows.push(await measure(bench, door, servers[door]!));
+      }
+      if (bench.name.startsWith('write')) {
+        // Every acknowledged write is in the table (the sample, the warm-up and the measured run).
+        for (const door of DOORS) {
+          const { rows: counted } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "Queue" WHERE name LIKE $1`, [`w${DOORS.indexOf(door)}-%`]);
+          if (Number(counted[0]!.n) < 1) throw new Error(`${door}: no queue was written`);
+        }
+      }
+    }
+    await client.end();
+
+    console.log(`\nbench:graphql: ${CONNECTIONS} connections, ${SECONDS} s per target after ${WARM_UP_SECONDS} s of warm-up, one PostgreSQL database, Node ${process.version}\n`);
+    console.log(`| case | target | req/s | p99 ms | server CPU ms/req | vs ${BASELINE} |`);
+    console.log('|---|---|---:|---:|---:|---:|');
+    for (const row of rows) {
+      const base = rows.find((r) => r.bench === row.bench && r.door === BASELINE)!;
+      const ratio = row.result.requests.average / base.result.requests.average;
+      console.log(`| ${row.bench} | ${row.door} | ${row.result.requests.average.toFixed(0)} | ${row.result.latency.p99} | ${row.cpuMsPerRequest.toFixed(3)} | ${ratio.toFixed(2)}x |`);
+    }
+    console.log('\ngoals: each gateway door >= 1.0x PostGraphile 5 in every case; the legacy door >= the GraphQL door');
+    for (const bench of CASES) {
+      const of = (door: Door) => rows.find((r) => r.bench === bench.name && r.door === door)?.result.requests.average;
+      const base = of(BASELINE);
+      const viaGraphql = of('gateway GraphQL');
+      const viaLegacy = of('gateway legacy');
+      if (base === undefined || viaGraphql === undefined || viaLegacy === undefined) continue;
+      const met = viaGraphql >= base && viaLegacy >= base && viaLegacy >= viaGraphql;
+      console.log(`  ${bench.name.padEnd(40)} GraphQL ${(viaGraphql / base).toFixed(2)}x  legacy ${(viaLegacy / base).toFixed(2)}x  legacy/GraphQL ${(viaLegacy / viaGraphql).toFixed(2)}  ${met ? 'met' : 'NOT met'}`);
+    }
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  } finally {
+    const started = new Set(Object.values(servers));
+    await Promise.all([...started].map((server) => server.stop()));
+    await db.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
