@@ -3,7 +3,7 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { pushTargetsOf, type PushTarget } from '../channels/fcm.js';
 import { assertChannelUrlsAllowed, type AdapterChannelName } from '../channels/index.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
-import { insertNotifications, type NotificationInsert } from '../db/sql/insertNotifications.js';
+import { acceptNotifications as acceptStatement, type AcceptOutcome, type AcceptRequest } from '../db/sql/acceptNotifications.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import {
@@ -106,8 +106,10 @@ export interface AcceptOptions {
 }
 
 /**
- * Stores a valid request as one notification per delivery unit in ONE statement (in one transaction with the
- * Idempotency-Key record when given) and announces it so a delivery worker wakes. A retried key returns the first answer.
+ * Stores a valid request as one notification per delivery unit, with its Idempotency-Key record when given, and
+ * announces it so a delivery worker wakes: ONE statement (src/db/sql/acceptNotifications.ts), shared by the requests
+ * that arrive while earlier statements are in flight (group commit, see AcceptQueue). Answers once it committed.
+ * A retried key returns the first answer; the same key with another body is CONFLICT.
  */
 export async function acceptNotifications<K extends SendChannel>(
   db: PrismaClient,
@@ -116,77 +118,58 @@ export async function acceptNotifications<K extends SendChannel>(
   request: SendRequests[K],
   options: AcceptOptions,
 ): Promise<SendResult> {
-  const hash = options.idempotencyKey !== undefined ? requestHash(channel, request) : '';
-  const keptSince = new Date(Date.now() - options.idempotencyTtlMs);
-  if (options.idempotencyKey !== undefined) {
-    const earlier = await replayed(db, systemId, options.idempotencyKey, hash, keptSince);
-    if (earlier) return earlier;
-  }
   const r = request as SendRequests[SendChannel];
   if (channel === 'webhook') options.outbound.assertAllowed((r as SendRequests['webhook']).url, 'url');
-  if (channel === 'email') {
-    const fileGroupId = (r as SendRequests['email']).fileGroupId;
-    if (fileGroupId !== undefined && !(await db.fileGroup.findFirst({ where: { id: fileGroupId, systemId }, select: { id: true } }))) {
-      throw new ValidationError([{ field: 'fileGroupId', message: `no file group ${fileGroupId} was uploaded by system ${systemId}` }]);
-    }
-  }
+  const key = options.idempotencyKey ?? null;
   const incomingId = randomUUID();
   const now = new Date();
   const sendAfter = r.sendAfter !== undefined ? new Date(r.sendAfter) : null;
   const flag = r.flag ?? 'NORMAL';
   const fileGroupId = channel === 'email' ? ((r as SendRequests['email']).fileGroupId ?? null) : null;
-  const rows: NotificationInsert[] = unitsOf(channel, request).map((unit) => ({
-    id: randomUUID(),
+  const units = unitsOf(channel, request).map((unit) => ({ id: randomUUID(), type: unit.type, recipient: unit.recipient, payload: unit.payload }));
+  const result: SendResult = {
+    incomingId,
+    notificationResponses: units.map((unit) => ({ id: unit.id, recipient: unit.recipient, status: NOTIFICATION_STATUS.PENDING })),
+  };
+  const hash = key !== null ? requestHash(channel, request) : '';
+  const accept: AcceptRequest = {
     incomingId,
     systemId,
     channel,
-    type: unit.type,
-    externalId: null,
-    recipient: unit.recipient,
-    payload: unit.payload,
-    reportForm: 'reportForm' in r && r.reportForm !== undefined ? r.reportForm : null,
+    key,
+    hash,
+    response: key !== null ? result : null,
     fileGroupId,
-    status: NOTIFICATION_STATUS.PENDING,
+    reportForm: 'reportForm' in r && r.reportForm !== undefined ? r.reportForm : null,
     flag,
     priority: FLAG_PRIORITY[flag],
     sendAfter: sendAfter?.toISOString() ?? null,
     sendBefore: r.sendBefore !== undefined ? new Date(r.sendBefore).toISOString() : null,
     availableAt: (sendAfter && sendAfter > now ? sendAfter : now).toISOString(),
-    attempts: 0,
     maxAttempts: options.maxAttempts,
-    lastError: null,
-    lockedBy: null,
-    lockedUntil: null,
     createTime: now.toISOString(),
-    updateTime: now.toISOString(),
-    deliveredTime: null,
-  }));
-  const result: SendResult = {
-    incomingId,
-    notificationResponses: rows.map((row) => ({ id: row.id, recipient: row.recipient, status: row.status })),
+    units,
   };
-  if (options.idempotencyKey === undefined) {
-    await insertNotifications(db, incomingId, rows); // one statement: atomic on its own
-    return result;
-  }
-  try {
-    await db.$transaction([
-      // Expired records of this system go first, this key's included: the key is free again.
-      db.idempotencyRecord.deleteMany({ where: { systemId, createTime: { lt: keptSince } } }),
-      db.idempotencyRecord.create({
-        data: { systemId, key: options.idempotencyKey, requestHash: hash, response: result as unknown as Prisma.InputJsonValue },
-      }),
-      insertNotifications(db, incomingId, rows),
-    ]);
-  } catch (error) {
-    // A concurrent request with the same key won the insert: answer as it did.
-    if ((error as { code?: unknown }).code === 'P2002') {
-      const earlier = await replayed(db, systemId, options.idempotencyKey, hash, keptSince);
-      if (earlier) return earlier;
+  const keptSince = new Date(now.getTime() - options.idempotencyTtlMs);
+  for (let attempt = 1; ; attempt++) {
+    const answer = await acceptQueueOf(db).submit(accept, keptSince);
+    switch (answer.outcome) {
+      case 'accepted':
+        return result;
+      case 'replay':
+        return answer.response as SendResult;
+      case 'conflict':
+        throw new ConflictError(`Idempotency-Key "${key}" was already used by system ${systemId} for a different request`);
+      case 'noFileGroup':
+        throw new ValidationError([{ field: 'fileGroupId', message: `no file group ${fileGroupId} was uploaded by system ${systemId}` }]);
+      case 'raced': {
+        // A concurrent request with the same key committed after this statement began: answer as it did.
+        const earlier = await replayed(db, systemId, key!, hash, keptSince);
+        if (earlier) return earlier;
+        if (attempt >= 3) throw new ConflictError(`Idempotency-Key "${key}" is being used by a concurrent request of system ${systemId}; retry`);
+      }
     }
-    throw error;
   }
-  return result;
 }
 
 async function replayed(db: PrismaClient, systemId: string, key: string, hash: string, keptSince: Date): Promise<SendResult | undefined> {
@@ -196,6 +179,93 @@ async function replayed(db: PrismaClient, systemId: string, key: string, hash: s
     throw new ConflictError(`Idempotency-Key "${key}" was already used by system ${systemId} for a different request`);
   }
   return record.response as unknown as SendResult;
+}
+
+/** Requests in one acceptance statement at most (its units' JSON and the NOTIFY payloads stay small). */
+const MAX_BATCH = 64;
+/** Acceptance statements in flight per process; requests arriving meanwhile wait and share the next one. */
+const MAX_IN_FLIGHT = 2;
+
+interface Waiting {
+  request: AcceptRequest;
+  keptSince: Date;
+  done: (outcome: AcceptOutcome) => void;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * Group commit of acceptances. Every NOTIFY serializes its transaction's commit with every other notifying commit of
+ * the server (PostgreSQL holds a global lock from pre-commit to the end of the commit, WAL flush included): one
+ * statement per request capped acceptance at that lock's rate, far below plain INSERTs. Here at most MAX_IN_FLIGHT
+ * statements run; requests arriving meanwhile are stored together by the next one (one commit, one NOTIFY), each
+ * answered when that statement committed. Alone (light load) a request goes at once. A failed shared statement is
+ * retried request by request, so one request's error is never another's (the unit ids are fixed: no duplicates).
+ */
+class AcceptQueue {
+  private readonly waiting: Waiting[] = [];
+  private inFlight = 0;
+  constructor(private readonly db: PrismaClient) {}
+
+  submit(request: AcceptRequest, keptSince: Date): Promise<AcceptOutcome> {
+    return new Promise((done, failed) => {
+      this.waiting.push({ request, keptSince, done, failed });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length) {
+      const batch = this.take();
+      this.inFlight += 1;
+      void this.run(batch).finally(() => {
+        this.inFlight -= 1;
+        this.pump();
+      });
+    }
+  }
+
+  /** Up to MAX_BATCH waiting requests, oldest first; no two with the same key of a system (the second waits). */
+  private take(): Waiting[] {
+    const batch: Waiting[] = [];
+    const keys = new Set<string>();
+    for (let i = 0; i < this.waiting.length && batch.length < MAX_BATCH; ) {
+      const w = this.waiting[i]!;
+      const k = w.request.key === null ? null : `${w.request.systemId}\0${w.request.key}`;
+      if (k !== null && keys.has(k)) {
+        i++;
+        continue;
+      }
+      if (k !== null) keys.add(k);
+      batch.push(w);
+      this.waiting.splice(i, 1);
+    }
+    return batch;
+  }
+
+  private async run(batch: Waiting[]): Promise<void> {
+    // One keptSince per statement: the latest (a request is never judged by an older TTL window than its own).
+    const keptSince = new Date(Math.max(...batch.map((w) => w.keptSince.getTime())));
+    try {
+      const outcomes = await acceptStatement(this.db, batch.map((w) => w.request), keptSince);
+      batch.forEach((w, i) => w.done(outcomes[i]!));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.failed(error);
+        return;
+      }
+      for (const w of batch) {
+        await acceptStatement(this.db, [w.request], w.keptSince).then((outcomes) => w.done(outcomes[0]!), w.failed);
+      }
+    }
+  }
+}
+
+const queues = new WeakMap<PrismaClient, AcceptQueue>();
+
+function acceptQueueOf(db: PrismaClient): AcceptQueue {
+  let queue = queues.get(db);
+  if (!queue) queues.set(db, (queue = new AcceptQueue(db)));
+  return queue;
 }
 
 // ---- Channel settings and files (admin) ----
