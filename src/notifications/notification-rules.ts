@@ -207,6 +207,20 @@ export const SEND_RULES = {
 } as const;
 
 export type SendRequests = { [K in SendChannel]: z.output<(typeof SEND_RULES)[K]> };
+
+/** Bodies SEND_RULES already produced (at the REST edge), by channel: the mutation does not validate them twice. */
+const validatedBodies = new WeakMap<object, SendChannel>();
+
+/** Marks `body` as the output of SEND_RULES[channel] (the rules have no transforms: validating it again is a no-op). */
+export function markValidated<T extends object>(channel: SendChannel, body: T): T {
+  validatedBodies.set(body, channel);
+  return body;
+}
+
+/** Whether `body` is an object SEND_RULES[channel] produced in this process (see markValidated). */
+export function isValidated(channel: SendChannel, body: unknown): boolean {
+  return typeof body === 'object' && body !== null && validatedBodies.get(body) === channel;
+}
 export type SendRequest = SendRequests[SendChannel];
 
 export const idempotencyKey = z.string({ message: 'must be a string' }).regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');

@@ -5,6 +5,7 @@ import {
   SEND_RULES,
   fileUploads,
   idempotencyKey,
+  markValidated,
   systemId,
   type SendChannel,
 } from '../notifications/notification-rules.js';
@@ -30,7 +31,7 @@ function sendRoute(segment: keyof typeof SEND_PATHS): HttpRoute {
     variables: (input) => ({
       systemId: input.path.systemId,
       channel: CHANNEL_ENUM[channel],
-      request: input.body,
+      request: markValidated(channel, input.body),
       idempotencyKey: input.headers['idempotency-key'] ?? null,
     }),
     respond: (data) => ({ body: data.sendNotification }),
