@@ -36,10 +36,15 @@ async function startGateway(env: Record<string, string>, nodeArgs: string[] = []
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((ok, fail) => {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
+    const lines = createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { url?: string };
-        if (entry.url) ok(entry.url);
+        if (entry.url) {
+          // From here on the log (a line per request) is drained unread: parsing it would load the bench, not the gateway.
+          lines.close();
+          proc.stdout!.resume();
+          ok(entry.url);
+        }
       } catch {
         /* not JSON */
       }
@@ -65,10 +70,14 @@ async function main(): Promise<void> {
   try {
     // 1. Acceptance alone.
     console.error('bench: acceptance…');
+    await client.connect();
+    const commits = async () =>
+      Number((await client.query<{ n: string }>(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0]!.n);
+    const commitsBefore = await commits();
     const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     const accepting = await startGateway({ ...db.env, DELIVERY_WORKER: 'off' }, nodeArgs);
     const body = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
-    await autocannon({ url: `${accepting.url}/v1/systems/bench/webhook`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 }); // warm-up
+    const warm = await autocannon({ url: `${accepting.url}/v1/systems/bench/webhook`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration: 2 });
     const accept = await autocannon({
       url: `${accepting.url}/v1/systems/bench/webhook`,
       method: 'POST',
@@ -79,10 +88,11 @@ async function main(): Promise<void> {
     });
     await accepting.stop();
     const acceptedPerSecond = accept['2xx'] / DURATION_S;
+    // The gateway's connections are closed: their statistics are flushed. Startup (migrations, LISTEN) is included.
+    const commitsPerAccepted = (await commits()) - commitsBefore;
 
     // 2. Delivery of everything accepted (warm-up included), by one gateway process with the worker on.
     console.error(`bench: accepted ${accept['2xx']} (non-2xx ${accept.non2xx}, errors ${accept.errors}); delivering…`);
-    await client.connect();
     const pending = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM "Notification" WHERE status = 'PENDING'`)).rows[0]!.n);
     const batch = process.env.DELIVERY_BATCH ?? '50';
     const started = performance.now();
@@ -128,9 +138,14 @@ async function main(): Promise<void> {
       ['accepted webhook requests/s (HTTP, 1 gateway process)', acceptedPerSecond, `p99 ${accept.latency.p99} ms, non-2xx ${accept.non2xx}, errors ${accept.errors}`],
       [`end-to-end deliveries/s to a loopback sink (batch ${batch})`, deliveredPerSecond, `${pending} records in ${deliverSeconds.toFixed(1)} s, sink saw ${received}`],
       ['plain single-row INSERTs/s through pg (peer)', insertsPerSecond, `${CONNECTIONS} connections`],
+      [
+        'database commits per accepted request',
+        commitsPerAccepted / (warm['2xx'] + accept['2xx']),
+        `${commitsPerAccepted} commits for ${warm['2xx'] + accept['2xx']} requests (warm-up and gateway start included)`,
+      ],
     ] as const;
     console.log(`\nnotifications benchmark (${DURATION_S} s, ${CONNECTIONS} connections, PostgreSQL ${db.url?.replace(/\/[^/]*$/, '/…')})`);
-    for (const [name, value, note] of rows) console.log(`  ${name.padEnd(58)} ${value.toFixed(0).padStart(8)}   ${note}`);
+    for (const [name, value, note] of rows) console.log(`  ${name.padEnd(58)} ${value.toFixed(value < 10 ? 2 : 0).padStart(8)}   ${note}`);
     console.log(`  ratio accepted / INSERT                                       ${(acceptedPerSecond / insertsPerSecond).toFixed(2)}`);
     console.log(`  ratio delivered / INSERT                                      ${(deliveredPerSecond / insertsPerSecond).toFixed(2)}`);
   } finally {
