@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { claimTasks, type ClaimedTask } from '../db/sql/claimTasks.js';
 import { dispatchRound } from '../db/sql/dispatchRound.js';
 import { settleTasks, type TaskSettlement } from '../db/sql/settleTask.js';
+import { settleAndClaimTasks } from '../db/sql/settleAndClaimTasks.js';
 import { handBackTasks, renewTaskLeases } from '../db/sql/taskLeases.js';
 import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
@@ -17,9 +18,11 @@ import { untilDeadline } from './deadline.js';
 // The task dispatcher of one process, on a supervised loop: unblock due tasks and find queues with runnable tasks
 // (one statement) -> claim within each queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task
 // without waiting -> settle while still holding its lease (attempts that end while a settle runs are settled together
-// by the next one; a settle that fails is retried until it lands, the lease renewed meanwhile). It sleeps until a
-// NOTIFY (a task or queue changed in any process), a local completion, or the next due instant wakes it; TASK_POLL_MS
-// only bounds that sleep in case a wake-up is lost.
+// by the next one; a settle that fails is retried until it lands, the lease renewed meanwhile). The settle's
+// transaction also claims, in the same queue, as many tasks as it frees slots (src/db/sql/settleAndClaimTasks.ts), so
+// a busy queue's slots pass from task to task at each commit instead of idling until the next round. It sleeps until
+// a NOTIFY (a task or queue changed in any process), freed slots the settle did not fill, or the next due instant
+// wakes it; TASK_POLL_MS only bounds that sleep in case a wake-up is lost.
 
 /** Kept for the hand-back statement when a shutdown deadline is near. */
 const HAND_BACK_RESERVE_MS = 500;
@@ -31,30 +34,60 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   const backoff = faultBackoff(config);
   /** Attempts running or waiting to settle: their leases are renewed until they settle. */
   const inflight = new Map<string, Promise<void>>();
+  /** Slots of TASK_CONCURRENCY held for claims under way (their tasks are not in `inflight` yet). */
+  let reserved = 0;
   /** Claimed tasks whose attempt did not settle (interrupted, or the shutdown deadline came first); handed back on stop. */
   const unsettled = new Set<string>();
   const interrupt = new AbortController();
+  /** stop() began: settles claim nothing more. */
+  let stopping = false;
   const unsubscribers: (() => void)[] = [];
-  const toSettle: { id: string; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
+  const toSettle: { task: ClaimedTask; settlement: TaskSettlement; done: (kept: boolean) => void; failed: (error: unknown) => void }[] = [];
   let settling: Promise<void> | undefined;
   const retry = createSettleRetry({ backoff, loops, log: logger });
+
+  /** Local slots free for a claim now. */
+  const free = () => config.TASK_CONCURRENCY - inflight.size - reserved;
 
   async function flushSettlements(): Promise<void> {
     while (toSettle.length) {
       const batch = toSettle.splice(0, 500);
+      const items = batch.map(({ task, settlement }) => ({ id: task.id, settlement }));
+      // The queue most of the batch belongs to gets the slots its settled tasks free (never more than free locally).
+      const perQueue = new Map<string, number>();
+      for (const { task } of batch) perQueue.set(task.queueName, (perQueue.get(task.queueName) ?? 0) + 1);
+      const [queueName, settledThere] = [...perQueue].reduce((a, b) => (b[1] > a[1] ? b : a));
+      const limit = Math.max(0, Math.min(settledThere, free() + batch.length));
+      reserved += limit;
+      let claimed: ClaimedTask[] = [];
       try {
-        const kept = await settleUntilLanded(`settle ${batch.length} task attempt(s)`, () => settleTasks(db, workerId, batch), retry);
-        for (const item of batch) item.done(kept.has(item.id));
+        const kept = await settleUntilLanded(
+          `settle ${batch.length} task attempt(s)`,
+          async () => {
+            if (limit === 0 || stopping) return settleTasks(db, workerId, items);
+            const landed = await settleAndClaimTasks(db, workerId, items, { queueName, limit, leaseSeconds: config.TASK_LEASE_SECONDS });
+            claimed = landed.claimed;
+            return landed.settled;
+          },
+          retry,
+        );
+        for (const { task } of batch) inflight.delete(task.id);
+        for (const item of batch) item.done(kept.has(item.task.id));
       } catch (error) {
         for (const item of batch) item.failed(error);
+      } finally {
+        reserved -= limit;
       }
+      startAll(claimed);
+      // Slots the settle freed and did not fill may serve other queues (or this one, once more becomes runnable).
+      if (claimed.length < batch.length) dispatch.nudge();
     }
     settling = undefined;
   }
 
-  function settle(id: string, settlement: TaskSettlement): Promise<boolean> {
+  function settle(task: ClaimedTask, settlement: TaskSettlement): Promise<boolean> {
     return new Promise((done, failed) => {
-      toSettle.push({ id, settlement, done, failed });
+      toSettle.push({ task, settlement, done, failed });
       settling ??= flushSettlements();
     });
   }
@@ -64,7 +97,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     try {
       const settlement = await runTaskAttempt(task, interrupt.signal, services.outbound);
       if (!settlement) return;
-      const kept = await settle(task.id, settlement);
+      const kept = await settle(task, settlement);
       unsettled.delete(task.id);
       if (!kept) logger.warn({ task: `${task.queueName}/${task.name}` }, 'lease lost before settling; the task was reclaimed elsewhere');
       else if (settlement.action !== 'succeed') logger.info({ task: `${task.queueName}/${task.name}`, attempt: task.attempts, error: settlement.lastError }, `task attempt failed (${settlement.action})`);
@@ -79,16 +112,19 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
       log: logger,
       backoff,
       /** One round; sleeps until something next becomes due (at most TASK_POLL_MS). */
-      async round(stopping) {
+      async round(signal) {
         const { queues, nextDueAt, unblocked } = await dispatchRound(db);
         for (const queue of queues) {
-          const free = config.TASK_CONCURRENCY - inflight.size;
-          if (free <= 0 || stopping.aborted) break;
-          const claimed = await claimTasks(db, queue, workerId, free, config.TASK_LEASE_SECONDS);
-          for (const task of claimed) {
-            if (task.status === 'RUNNING') start(task);
-            else logger.warn({ task: `${task.queueName}/${task.name}`, attempts: task.attempts }, 'task FAILED: the lease of its last attempt expired');
+          const limit = free();
+          if (limit <= 0 || signal.aborted) break;
+          reserved += limit;
+          let claimed: ClaimedTask[];
+          try {
+            claimed = await claimTasks(db, queue, workerId, limit, config.TASK_LEASE_SECONDS);
+          } finally {
+            reserved -= limit;
           }
+          startAll(claimed);
         }
         if (unblocked > 0) return 0; // runnable from the next round on
         const untilDue = nextDueAt ? nextDueAt.getTime() - Date.now() + 5 : Infinity;
@@ -97,12 +133,27 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     }),
   );
 
+  function startAll(claimed: readonly ClaimedTask[]): void {
+    for (const task of claimed) {
+      if (task.status === 'RUNNING') start(task);
+      else logger.warn({ task: `${task.queueName}/${task.name}`, attempts: task.attempts }, 'task FAILED: the lease of its last attempt expired');
+    }
+  }
+
   function start(task: ClaimedTask): void {
     const run = runClaimed(task).finally(() => {
-      inflight.delete(task.id);
-      dispatch.nudge();
+      // Settled attempts left `inflight` with their settle; these ended otherwise (interrupted, or the settle gave up).
+      if (inflight.get(task.id) === run) {
+        inflight.delete(task.id);
+        dispatch.nudge();
+      }
     });
     inflight.set(task.id, run);
+  }
+
+  /** Until no attempt runs or waits to settle (a settle under way at stop() may still start what it claimed). */
+  async function drained(): Promise<void> {
+    while (inflight.size) await Promise.all(inflight.values());
   }
 
   const renewal = startLeaseRenewal({
@@ -123,14 +174,15 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
       renewal.start();
     },
     async stop(deadline) {
+      stopping = true;
       for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
       await dispatch.stop();
       // Running attempts may finish within TASK_STOP_WAIT_MS (and before the deadline); the rest are interrupted.
       const waitMs = Math.min(config.TASK_STOP_WAIT_MS, deadline - HAND_BACK_RESERVE_MS - Date.now());
-      if (!(await untilDeadline(Promise.all(inflight.values()), waitMs))) interrupt.abort();
+      if (!(await untilDeadline(drained(), waitMs))) interrupt.abort();
       // Settles still retrying give up when only the hand-back's time is left.
       const cancelGiveUp = retry.giveUpAt(deadline - HAND_BACK_RESERVE_MS);
-      await Promise.all(inflight.values());
+      await drained();
       cancelGiveUp();
       await renewal.stop();
       const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {

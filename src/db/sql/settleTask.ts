@@ -20,6 +20,11 @@ const ACTIONS = Object.keys(STATUS_AFTER) as TaskSettlement['action'][];
  */
 export async function settleTasks(db: PrismaClient, workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Promise<Set<string>> {
   if (items.length === 0) return new Set();
+  return new Set((await settleTasksStatement(db, workerId, items)).map((r) => r.id));
+}
+
+/** The statement of `settleTasks` (never with no items), to run alone or in a batch transaction; answers the settled ids. */
+export function settleTasksStatement(db: PrismaClient, workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Prisma.PrismaPromise<{ id: string }[]> {
   const values = Prisma.join(
     items.map(({ id, settlement: s }) => {
       const result = s.result === undefined || s.result === null ? null : JSON.stringify(s.result);
@@ -30,7 +35,7 @@ export async function settleTasks(db: PrismaClient, workerId: string, items: rea
     ACTIONS.map((action) => Prisma.sql`(v.action = ${action} AND ${statusAllows('t.status', action)})`),
     ' OR ',
   );
-  const rows = await db.$queryRaw<{ id: string }[]>`
+  return db.$queryRaw<{ id: string }[]>`
     WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
     v (id, action, status, "lastError", result, "delayMs") AS (VALUES ${values}),
     settled AS (
@@ -48,5 +53,4 @@ export async function settleTasks(db: PrismaClient, workerId: string, items: rea
     ),
     announced AS (${announceTaskChanges('settled')})
     SELECT s.id::text AS id FROM settled s, announced`;
-  return new Set(rows.map((r) => r.id));
 }
