@@ -58,7 +58,7 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
         AND (req."fileGroupId" IS NULL OR EXISTS (SELECT 1 FROM "FileGroup" g WHERE g.id = req."fileGroupId" AND g."systemId" = req."systemId"))
     ), purged AS (
       DELETE FROM "IdempotencyRecord" d
-      WHERE d."systemId" IN (SELECT "systemId" FROM fresh WHERE key IS NOT NULL)
+      WHERE d."systemId" = ANY (ARRAY(SELECT DISTINCT "systemId" FROM fresh WHERE key IS NOT NULL)) -- by the key's index, not a scan of every system
         AND d."createTime" < ${keptSince.toISOString()}::timestamptz AT TIME ZONE 'UTC'
         AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f."systemId" = d."systemId" AND f.key = d.key)
       RETURNING 1
