@@ -40,6 +40,7 @@ export type AcceptOutcome = { outcome: 'accepted' | 'conflict' | 'noFileGroup' |
  * Answers one outcome per request, in order.
  */
 export async function acceptNotifications(db: PrismaClient, requests: AcceptRequest[], keptSince: Date): Promise<AcceptOutcome[]> {
+  if (requests.every((r) => r.key === null && r.fileGroupId === null)) return insertOnly(db, requests);
   const reqs = requests.map(({ units: _u, ...r }, i) => ({ ...r, i }));
   const units = requests.flatMap((r, i) => r.units.map((u) => ({ ...u, i })));
   const rows = await db.$queryRaw<{ i: number; outcome: AcceptOutcome['outcome']; response: unknown }[]>`
@@ -98,4 +99,31 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
     WHERE (SELECT n FROM notified) >= 0 AND (SELECT count(*) FROM purged) >= 0
     ORDER BY req.i`;
   return rows.map((r) => (r.outcome === 'replay' ? { outcome: 'replay', response: r.response } : { outcome: r.outcome, response: null }));
+}
+
+/**
+ * The common case (no Idempotency-Key, no file group: nothing to read or check) as the plain INSERT + pg_notify: the
+ * same rows and announcement as acceptNotifications, with a plan PostgreSQL makes in a fraction of the time.
+ */
+async function insertOnly(db: PrismaClient, requests: AcceptRequest[]): Promise<AcceptOutcome[]> {
+  const rows = requests.flatMap(({ units, key: _k, hash: _h, response: _r, ...r }) => units.map((u) => ({ ...r, ...u })));
+  await db.$queryRaw`
+    WITH inserted AS (
+      INSERT INTO "Notification" (id, "incomingId", "systemId", channel, type, recipient, payload, "reportForm", "fileGroupId", status,
+                                  flag, priority, "sendAfter", "sendBefore", "availableAt", attempts, "maxAttempts", "createTime", "updateTime")
+      SELECT id, "incomingId", "systemId", channel, type, recipient, payload, "reportForm", NULL, 'PENDING',
+             flag, priority, "sendAfter" AT TIME ZONE 'UTC', "sendBefore" AT TIME ZONE 'UTC', "availableAt" AT TIME ZONE 'UTC', 0,
+             "maxAttempts", "createTime" AT TIME ZONE 'UTC', "createTime" AT TIME ZONE 'UTC'
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS u(
+        id uuid, "incomingId" uuid, "systemId" text, channel text, type text, recipient text, payload jsonb, "reportForm" jsonb,
+        flag text, priority int, "sendAfter" timestamptz, "sendBefore" timestamptz, "availableAt" timestamptz, "maxAttempts" int,
+        "createTime" timestamptz)
+      RETURNING "incomingId"
+    ), chunks AS (
+      SELECT "incomingId", (row_number() OVER (ORDER BY "incomingId") / 150)::int AS chunk FROM (SELECT DISTINCT "incomingId" FROM inserted) x
+    )
+    SELECT count(*)::int AS n FROM (
+      SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('topic', 'notification', 'keys', json_agg("incomingId"))::text) FROM chunks GROUP BY chunk
+    ) x`;
+  return requests.map(() => ({ outcome: 'accepted', response: null }));
 }
