@@ -43,9 +43,23 @@ export function lockQueues(db: PrismaClient, queueNames: readonly string[]): Pri
 export function claimTasksStatement(db: PrismaClient, queueName: string, workerId: string, limit: number, leaseSeconds: number): Prisma.PrismaPromise<ClaimedTask[]> {
   return db.$queryRaw<ClaimedTask[]>`
       WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
-      slots AS (
+      ${claimCtes(queueName, workerId, limit, leaseSeconds)},
+      announced AS (${announceTaskChanges('claimed')})
+      SELECT c.id::text AS id, c."queueName", c.name, c.status::text AS status, c.payload, c.target, c.attempts, c."maxAttempts",
+             c."minBackoffMs", c."maxBackoffMs"
+      FROM claimed c, announced`;
+}
+
+/**
+ * The CTEs of a claim, after a `clock` CTE: `claimed` holds the leased rows (id, "queueName", name, status and what
+ * running them needs). `settledBefore`: a CTE of task ids this same statement settles (settleAndClaimTasks); they count
+ * as no longer RUNNING and are not reclaimed.
+ */
+export function claimCtes(queueName: string, workerId: string, limit: number, leaseSeconds: number, settledBefore?: string): Prisma.Sql {
+  const notSettled = settledBefore ? Prisma.raw(`AND t.id NOT IN (SELECT id FROM ${settledBefore})`) : Prisma.empty;
+  return Prisma.sql`      slots AS (
         SELECT coalesce((SELECT q.rate FROM "Queue" q WHERE q.name = ${queueName} AND q.status = 'OPEN' AND NOT q.paused), 0)
-             - (SELECT count(*)::int FROM "Task" t, clock WHERE t."queueName" = ${queueName} AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now) AS n
+             - (SELECT count(*)::int FROM "Task" t, clock WHERE t."queueName" = ${queueName} AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now ${notSettled}) AS n
       ),
       want AS (SELECT greatest(0, least(slots.n, ${limit}::int)) AS n FROM slots),
       -- Due READY tasks are taken in (availableAt, createTime) order. The index on ("queueName", status, "availableAt")
@@ -70,7 +84,7 @@ export function claimTasksStatement(db: PrismaClient, queueName: string, workerI
       ),
       expired AS (
         SELECT t.id, t."availableAt", t."createTime" FROM "Task" t
-        WHERE t."queueName" = ${queueName} AND ${statusAllows('t.status', 'reclaim')} AND t."lockedUntil" < (now() AT TIME ZONE 'UTC')
+        WHERE t."queueName" = ${queueName} AND ${statusAllows('t.status', 'reclaim')} AND t."lockedUntil" < (now() AT TIME ZONE 'UTC') ${notSettled}
         ORDER BY t."availableAt", t."createTime"
         LIMIT (SELECT n FROM want)
         FOR UPDATE SKIP LOCKED
@@ -95,9 +109,5 @@ export function claimTasksStatement(db: PrismaClient, queueName: string, workerI
         FROM picked, clock
         WHERE t.id = picked.id
         RETURNING t.id, t."queueName", t.name, t.status, t.payload, t.target, t.attempts, t."maxAttempts", t."minBackoffMs", t."maxBackoffMs"
-      ),
-      announced AS (${announceTaskChanges('claimed')})
-      SELECT c.id::text AS id, c."queueName", c.name, c.status::text AS status, c.payload, c.target, c.attempts, c."maxAttempts",
-             c."minBackoffMs", c."maxBackoffMs"
-      FROM claimed c, announced`;
+      )`;
 }

@@ -25,6 +25,15 @@ export async function settleTasks(db: PrismaClient, workerId: string, items: rea
 
 /** The statement of `settleTasks` (never with no items), to run alone or in a batch transaction; answers the settled ids. */
 export function settleTasksStatement(db: PrismaClient, workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Prisma.PrismaPromise<{ id: string }[]> {
+  return db.$queryRaw<{ id: string }[]>`
+    WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
+    ${settleCtes(workerId, items)},
+    announced AS (${announceTaskChanges('settled')})
+    SELECT s.id::text AS id FROM settled s, announced`;
+}
+
+/** The CTEs of a settle, after a `clock` CTE: `settled` holds the rows it ended (id, "queueName", name, status). */
+export function settleCtes(workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Prisma.Sql {
   const values = Prisma.join(
     items.map(({ id, settlement: s }) => {
       const result = s.result === undefined || s.result === null ? null : JSON.stringify(s.result);
@@ -35,9 +44,7 @@ export function settleTasksStatement(db: PrismaClient, workerId: string, items: 
     ACTIONS.map((action) => Prisma.sql`(v.action = ${action} AND ${statusAllows('t.status', action)})`),
     ' OR ',
   );
-  return db.$queryRaw<{ id: string }[]>`
-    WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
-    v (id, action, status, "lastError", result, "delayMs") AS (VALUES ${values}),
+  return Prisma.sql`v (id, action, status, "lastError", result, "delayMs") AS (VALUES ${values}),
     settled AS (
       UPDATE "Task" t SET
         status = v.status,
@@ -50,7 +57,5 @@ export function settleTasksStatement(db: PrismaClient, workerId: string, items: 
       FROM v, clock
       WHERE t.id = v.id AND t."lockedBy" = ${workerId} AND (${allowed})
       RETURNING t.id, t."queueName", t.name, t.status
-    ),
-    announced AS (${announceTaskChanges('settled')})
-    SELECT s.id::text AS id FROM settled s, announced`;
+    )`;
 }
