@@ -13,6 +13,9 @@
 //   peer  graphile-worker (dev dependency, benchmark only), in this process too, runs the same number of jobs whose task is a no-op
 //         function: no HTTP request, just its own job fetch/complete statements. Jobs are added in bulk (untimed); the
 //         clock runs from run() (migrations already applied) until every job emitted job:success.
+// Warm-up: before either clock, each side runs BENCH_WARMUP (1000) tasks / jobs exactly as above, untimed, on databases
+// of their own that are then dropped, so both timed runs find the process's code warm. Without it the gateway ran
+// first, cold (JIT, the first HTTP requests), and warmed node-postgres for the peer, which ran second.
 // Same parallelism on both sides: queue rate 100 = graphile-worker concurrency 100; both use a pg pool of the
 // node-postgres default (10). Prints tasks/s of each, the ratio ours/peer and whether the goal (ratio >= 1) is met.
 // Exits 0 whatever the ratio; non-zero only on errors (a task not SUCCEEDED, a failed job, no progress for 60 s).
@@ -25,6 +28,7 @@ import { freshDatabase } from '../test/helpers/databases.js';
 import { rpc, startTestGateway } from '../test/helpers/gateway.js';
 
 const N = Number(process.env.BENCH_TASKS ?? 5000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 const RATE = 100;
 const CREATE_CONCURRENCY = 16;
 const POLL_MS = 500;
@@ -47,14 +51,14 @@ async function call<T>(url: string, method: string, params: unknown): Promise<T>
   return body.result as T;
 }
 
-async function ours(): Promise<Result> {
+async function ours(n: number): Promise<Result> {
   let hits = 0;
   let firstHitAt = 0;
   let allHit!: () => void;
   const allHitNow = new Promise<void>((r) => (allHit = r));
   const target = http.createServer((req, res) => {
     if (hits++ === 0) firstHitAt = performance.now();
-    if (hits === N) allHit();
+    if (hits === n) allHit();
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
   });
@@ -65,11 +69,11 @@ async function ours(): Promise<Result> {
   try {
     await call(gw.url, 'createQueue', { name: 'bench', rate: RATE });
     await call(gw.url, 'pauseQueue', { name: 'bench' });
-    console.error(`bench: creating ${N} tasks…`);
+    console.error(`bench: creating ${n} tasks…`);
     let next = 0;
     await Promise.all(
       Array.from({ length: CREATE_CONCURRENCY }, async () => {
-        for (let i = next++; i < N; i = next++) await call(gw.url, 'createTask', { queueName: 'bench', name: `t${i}`, target: { url: targetUrl } });
+        for (let i = next++; i < n; i = next++) await call(gw.url, 'createTask', { queueName: 'bench', name: `t${i}`, target: { url: targetUrl } });
       }),
     );
     console.error('bench: running tasks…');
@@ -79,7 +83,7 @@ async function ours(): Promise<Result> {
     let progressAt = started;
     let targetDone = false;
     void allHitNow.then(() => (targetDone = true));
-    for (let last = -1; (summary.SUCCEEDED ?? 0) < N; ) {
+    for (let last = -1; (summary.SUCCEEDED ?? 0) < n; ) {
       if (targetDone) await sleep(TAIL_POLL_MS);
       else await Promise.race([allHitNow, sleep(POLL_MS)]);
       summary = await call<Record<string, number>>(gw.url, 'getTasksSummary', { queueName: 'bench' });
@@ -89,7 +93,7 @@ async function ours(): Promise<Result> {
       else if (performance.now() - progressAt > STALL_MS) throw new Error(`no progress for ${STALL_MS / 1000} s: ${JSON.stringify(summary)}`);
     }
     const seconds = (performance.now() - started) / 1000;
-    if (hits !== N) throw new Error(`the loopback target saw ${hits} requests for ${N} tasks`);
+    if (hits !== n) throw new Error(`the loopback target saw ${hits} requests for ${n} tasks`);
     return { name: 'gateway tasks (HTTP request each)', seconds, firstStartMs: firstHitAt - started, note: `target saw ${hits} requests` };
   } finally {
     await gw.close();
@@ -98,7 +102,7 @@ async function ours(): Promise<Result> {
   }
 }
 
-async function peer(): Promise<Result> {
+async function peer(n: number): Promise<Result> {
   const db = await freshDatabase('postgres');
   const logger = new Logger(() => () => undefined);
   // Our own pool (node-postgres default size, as graphile-worker would make): graphile-worker does not await the end
@@ -109,8 +113,8 @@ async function peer(): Promise<Result> {
     const utils = await makeWorkerUtils({ pgPool: pool, logger });
     try {
       await utils.migrate();
-      console.error(`bench: adding ${N} graphile-worker jobs…`);
-      await utils.addJobs(Array.from({ length: N }, () => ({ identifier: 'noop', payload: {} })));
+      console.error(`bench: adding ${n} graphile-worker jobs…`);
+      await utils.addJobs(Array.from({ length: n }, () => ({ identifier: 'noop', payload: {} })));
     } finally {
       await utils.release();
     }
@@ -130,12 +134,12 @@ async function peer(): Promise<Result> {
     });
     try {
       runner.events.on('job:start', () => void (firstStartAt ||= performance.now()));
-      runner.events.on('job:success', () => void (++done === N && settle()));
+      runner.events.on('job:success', () => void (++done === n && settle()));
       runner.events.on('job:error', ({ error }) => settle(new Error(`a graphile-worker job failed: ${String(error)}`)));
       let last = -1;
       const watchdog = setInterval(() => {
         if (done !== last) last = done;
-        else settle(new Error(`graphile-worker: no progress for ${STALL_MS / 1000} s (${done}/${N} jobs done)`));
+        else settle(new Error(`graphile-worker: no progress for ${STALL_MS / 1000} s (${done}/${n} jobs done)`));
       }, STALL_MS);
       await finished.finally(() => clearInterval(watchdog));
       const seconds = (performance.now() - started) / 1000;
@@ -150,8 +154,13 @@ async function peer(): Promise<Result> {
 }
 
 async function main(): Promise<void> {
-  const mine = await ours();
-  const theirs = await peer();
+  if (WARMUP > 0) {
+    console.error(`bench: warm-up, untimed: ${WARMUP} tasks, then ${WARMUP} jobs, each on a database of its own`);
+    await ours(WARMUP);
+    await peer(WARMUP);
+  }
+  const mine = await ours(N);
+  const theirs = await peer(N);
   const rate = (r: Result) => N / r.seconds;
   const ratio = rate(mine) / rate(theirs);
   console.log(`\ntasks benchmark: ${N} tasks, queue rate / concurrency ${RATE}, PostgreSQL, ${cpus().length} cores`);
