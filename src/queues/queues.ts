@@ -1,7 +1,8 @@
 import type { PrismaClient, Queue, Prisma } from '../generated/prisma/client.js';
-import { NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
+import { insertQueue } from '../db/sql/insertQueue.js';
 import type { Page, Window } from '../pagination.js';
 import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
 
@@ -49,8 +50,10 @@ async function changeQueue(db: PrismaClient, name: string, run: (tx: Prisma.Tran
   );
 }
 
-export function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
-  return changeQueue(db, input.name, (tx) => tx.queue.create({ data: input }));
+export async function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
+  const queue = await insertQueue(db, input);
+  if (!queue) throw new ConflictError(`queue "${input.name}" already exists`);
+  return queue;
 }
 
 export function updateQueue(db: PrismaClient, name: string, input: QueueUpdateInput): Promise<Queue> {
