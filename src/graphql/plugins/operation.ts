@@ -43,8 +43,24 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
   );
 }
 
+// Parsed documents are cached (Yoga's parser cache, the legacy routes' static documents), so what depends only on the
+// document is worked out once per schema, document and operation name.
+const shapes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, OperationShape | undefined>>>();
+
 /** Every field selected at the root of the operation, through fragment spreads and inline fragments. */
 export function operationShape(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): OperationShape | undefined {
+  let bySchema = shapes.get(schema);
+  if (!bySchema) shapes.set(schema, (bySchema = new WeakMap()));
+  let byName = bySchema.get(document);
+  if (!byName) bySchema.set(document, (byName = new Map()));
+  const key = operationName ?? '';
+  if (byName.has(key)) return byName.get(key);
+  const shape = findOperationShape(schema, document, operationName);
+  byName.set(key, shape);
+  return shape;
+}
+
+function findOperationShape(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): OperationShape | undefined {
   const operation = selectedOperation(document, operationName);
   if (!operation) return undefined;
   const rootType =
@@ -72,6 +88,8 @@ export interface OperationSize {
   depth: number;
   aliases: number;
   cost: number;
+  /** Whether a variable's value entered the count (a `first: $n`): if not, the size is the document's alone. */
+  readsVariables: boolean;
 }
 
 export interface SizeOptions {
@@ -100,13 +118,17 @@ export function operationSize(
   const fragments = fragmentsOf(document);
   let depth = 0;
   let aliases = 0;
+  let readsVariables = false;
 
   const pageOf = (field: FieldNode, inherited: number): number => {
     const arg = field.arguments?.find((a) => a.name.value === 'first');
     if (!arg) return inherited;
     let value: unknown;
     if (arg.value.kind === Kind.INT) value = Number(arg.value.value);
-    else if (arg.value.kind === Kind.VARIABLE) value = variables?.[arg.value.name.value];
+    else if (arg.value.kind === Kind.VARIABLE) {
+      readsVariables = true;
+      value = variables?.[arg.value.name.value];
+    }
     if (value === undefined || value === null) return options.defaultPageSize;
     return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? Math.min(value, options.maxPageSize) : options.maxPageSize;
   };
@@ -145,7 +167,7 @@ export function operationSize(
   };
 
   const cost = walk(operation.selectionSet, shape.rootType, 0, options.defaultPageSize, false, new Set());
-  return { depth, aliases, cost };
+  return { depth, aliases, cost, readsVariables };
 }
 
 /** An error that stops an operation before it runs; `status` goes to HTTP clients, never over WebSocket. */

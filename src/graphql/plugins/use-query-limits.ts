@@ -21,12 +21,23 @@ export function checkQueryLimits(
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
 ): string | null {
+  return queryLimitCheck(limits, schema, document, operationName, variables).message;
+}
+
+function queryLimitCheck(
+  limits: QueryLimits,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): { message: string | null; readsVariables: boolean } {
   const size = operationSize(schema, document, operationName, variables, { ...limits, costCeiling: limits.maxCost });
-  if (!size) return null;
-  if (size.depth > limits.maxDepth) return `The operation is nested ${size.depth} fields deep; at most ${limits.maxDepth} (GRAPHQL_MAX_DEPTH).`;
-  if (size.aliases > limits.maxAliases) return `The operation uses ${size.aliases} aliases; at most ${limits.maxAliases} (GRAPHQL_MAX_ALIASES).`;
-  if (size.cost > limits.maxCost) return `The operation's estimated cost is over ${limits.maxCost} (GRAPHQL_MAX_COST); ask for fewer fields or smaller pages.`;
-  return null;
+  if (!size) return { message: null, readsVariables: false };
+  const { readsVariables } = size;
+  if (size.depth > limits.maxDepth) return { readsVariables, message: `The operation is nested ${size.depth} fields deep; at most ${limits.maxDepth} (GRAPHQL_MAX_DEPTH).` };
+  if (size.aliases > limits.maxAliases) return { readsVariables, message: `The operation uses ${size.aliases} aliases; at most ${limits.maxAliases} (GRAPHQL_MAX_ALIASES).` };
+  if (size.cost > limits.maxCost) return { readsVariables, message: `The operation's estimated cost is over ${limits.maxCost} (GRAPHQL_MAX_COST); ask for fewer fields or smaller pages.` };
+  return { readsVariables, message: null };
 }
 
 /**
@@ -60,11 +71,24 @@ export function sourceNesting(text: string): number {
 export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin {
   // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
   const maxNesting = Math.max(64, limits.maxDepth * 4);
+  // The verdict on a document whose size no variable changes, per schema (one per gateway) and operation name.
+  const verdicts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, string | null>>>();
+  const check = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined) => {
+    let bySchema = verdicts.get(schema);
+    if (!bySchema) verdicts.set(schema, (bySchema = new WeakMap()));
+    let byName = bySchema.get(document);
+    if (!byName) bySchema.set(document, (byName = new Map()));
+    const cached = byName.get(operationName ?? '');
+    if (cached !== undefined) return cached;
+    const { message, readsVariables } = queryLimitCheck(limits, schema, document, operationName, variables);
+    if (!readsVariables) byName.set(operationName ?? '', message);
+    return message;
+  };
   const guard = (
     args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; variableValues?: Record<string, unknown> | null | undefined; contextValue: unknown },
     stop: (r: ExecutionResult) => void,
   ) => {
-    const message = checkQueryLimits(limits, args.schema, args.document, args.operationName, args.variableValues);
+    const message = check(args.schema, args.document, args.operationName, args.variableValues);
     if (!message) return;
     metrics?.rejected.inc({ reason: 'query_limits' });
     const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
