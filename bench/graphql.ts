@@ -3,8 +3,8 @@
 // One fresh PostgreSQL database (BENCH_POSTGRES_URL, default the test server) migrated by the gateway's migrations and
 // filled with 1,000 queues, 200 organizations and 10,000 persons in 3 organizations each. Five servers over it, each
 // in its own process with a pg pool of 10: PostGraphile 5 (pinned devDependency, Amber preset), graphql-yoga with
-// hand-written resolvers over raw pg, bare node:http + pg, and the gateway as `npm start` runs it (compiled, AUTH off,
-// no workers), loaded through both of its doors. Four cases, each target loaded in turn with the same autocannon
+// hand-written resolvers over raw pg, bare node:http + pg, and the gateway as its Dockerfile runs it (compiled,
+// NODE_ENV=production; AUTH off, no workers), loaded through both of its doors; the peers too run with NODE_ENV=production. Four cases, each target loaded in turn with the same autocannon
 // settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 8 after a 3 s warm-up): read one queue by name, list a page of 50
 // queues with the total count, read a person with their organizations (nested), create a queue (write). Reads pick
 // a random row per request; writes use a new name per request, and the rows are counted afterwards.
@@ -161,7 +161,9 @@ async function main(): Promise<void> {
     await client.query(GENERATE_EMPLOYMENTS, [FIRST_PERSON, PERSONS, FIRST_ORGANIZATION, ORGANIZATIONS, EMPLOYMENTS_PER_PERSON]);
     await client.query('ANALYZE');
 
-    const peerEnv = { DATABASE_URL: db.url };
+    // Every server as deployed: NODE_ENV=production (graphql-js drops its development checks; PostGraphile's Grafast
+    // runs in production mode unless GRAPHILE_ENV says otherwise).
+    const peerEnv = { DATABASE_URL: db.url, NODE_ENV: 'production' };
     servers['bare node:http + pg'] = await startChild('bench/peers/bare-pg.mjs', [], peerEnv);
     servers['graphql-yoga + raw pg'] = await startChild('bench/peers/yoga-pg.mjs', [], peerEnv);
     servers['PostGraphile 5'] = await startChild('bench/peers/postgraphile.mjs', [], peerEnv);

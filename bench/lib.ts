@@ -54,9 +54,13 @@ export async function startChild(script: string, args: string[], env: Record<str
   };
 }
 
-/** The gateway as `npm start` runs it (compiled JavaScript; the bench's npm script builds it first): AUTH off on loopback, no workers unless asked. */
+/**
+ * The gateway as the Dockerfile runs it (compiled JavaScript, which the bench's npm script builds first, and
+ * NODE_ENV=production): AUTH off on loopback, no workers unless asked.
+ */
 export function startGateway(env: Record<string, string>): Promise<Child> {
   return startChild('dist/main.js', ['serve'], {
+    NODE_ENV: 'production',
     HOST: '127.0.0.1',
     AUTH: 'off',
     GRAPHIQL: 'off',
