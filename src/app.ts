@@ -128,6 +128,9 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     // GraphiQL is served by useGraphiQL below (Yoga's own page loads it from a CDN).
     graphiql: false,
     maskedErrors: { maskError },
+    // MAX_BODY_BYTES is enforced by useBodyLimit below, before Yoga reads a body. Yoga's own 25 MB limit would pipe
+    // every body through a counting stream (a TransformStream, a second Request and an AbortController per request).
+    maxRequestBodySize: false,
     cors: corsFor(browserPolicy),
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),

@@ -37,6 +37,20 @@ describe('limits', () => {
     });
     expect(streamed).toBe(413);
     expect((await gql(t.url, '{ queues { totalCount } }')).status).toBe(200);
+    // Within the limit, a streamed body is read once by the gateway and handed whole to Yoga (whose own limit is off).
+    const small = JSON.stringify({ query: '{ queues { totalCount } }' });
+    const streamedSmall = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${t.url}/graphql`);
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write(small.slice(0, 10));
+      req.end(small.slice(10));
+    });
+    expect(streamedSmall.status).toBe(200);
+    expect(JSON.parse(streamedSmall.body)).toMatchObject({ data: { queues: { totalCount: expect.any(Number) } } });
   });
 
   it('depth, aliases and cost over their limits answer GRAPHQL_VALIDATION_FAILED (400); JSON-RPC -32602', async () => {
