@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOncePerLimits } from '../validation.js';
 
 // Rules of the identity area: identifiers, paging of employments, and the import file.
 
@@ -14,12 +15,12 @@ export const PERSON_STATUS = { REGISTERED: 'REGISTERED', DELETED: 'DELETED' } as
 export const ORGANIZATION_TYPE = { LEGAL: 'LEGAL', BUSINESS: 'BUSINESS', AGENCY: 'AGENCY' } as const;
 
 /** Employment pages: ESIA collections page with pageSize and a 1-based pageIndex. */
-export function employmentPageRule(maxPageSize: number, defaultPageSize: number) {
-  return z.object({
+export const employmentPageRule = builtOncePerLimits((maxPageSize: number, defaultPageSize: number) =>
+  z.object({
     pageSize: z.number().int('must be an integer').min(1, 'must be at least 1').max(maxPageSize, `must be at most ${maxPageSize}`).default(defaultPageSize),
     pageIndex: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').default(1),
-  });
-}
+  }),
+);
 
 const optionalText = (max: number) => z.string().max(max, `must be at most ${max} characters`).nullable().optional();
 const dateOnly = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date yyyy-mm-dd');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOncePerLimits } from '../validation.js';
 
 // Every rule about what a sending request (spec 4.5) and a stub query (spec 4.6) may hold. The REST input
 // schemas (src/rest/notifications.routes.ts, src/rest/stubs.routes.ts) and the GraphQL resolvers both use these.
@@ -237,15 +238,15 @@ export const uuid = z.uuid({ message: 'must be a UUID' });
 export const uuidList = z.array(uuid, { message: 'must be a list of UUIDs' }).min(1, 'must name at least one id').max(500, 'at most 500 ids');
 export const externalIdList = z.array(str(256).min(1), { message: 'must be a list of strings' }).min(1, 'must name at least one id').max(500, 'at most 500 ids');
 
-export function stubPageRule(maxPageSize: number, defaultPageSize: number) {
-  return z.strictObject({
+export const stubPageRule = builtOncePerLimits((maxPageSize: number, defaultPageSize: number) =>
+  z.strictObject({
     status: notificationStatus.optional(),
     pageNumber: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(1_000_000).default(0),
     pageSize: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(maxPageSize, `must be at most ${maxPageSize}`).default(defaultPageSize),
     sortBy: z.enum(STUB_SORT_FIELDS, { message: `must be one of ${STUB_SORT_FIELDS.join(', ')}` }).default('createTime'),
     order: z.enum(['ASC', 'DESC'], { message: 'must be ASC or DESC' }).default('DESC'),
-  });
-}
+  }),
+);
 export type StubPageInput = z.output<ReturnType<typeof stubPageRule>>;
 
 export const fileUpload = z.strictObject({

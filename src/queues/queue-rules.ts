@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { builtOncePerLimits } from '../validation.js';
 
 // Every rule about what a queue may hold; the GraphQL and JSON-RPC edges both validate with these schemas.
 
@@ -14,7 +15,7 @@ export const queueLabel = z
 const description = z.string({ message: 'must be a string' }).max(1024, 'at most 1024 characters');
 const labels = z.array(queueLabel, { message: 'must be an array of strings' }).max(32, 'at most 32 labels');
 
-export function queueRules(maxRate: number) {
+export const queueRules = builtOncePerLimits((maxRate: number) => {
   const rate = z
     .number({ message: 'must be an integer' })
     .int('must be an integer')
@@ -35,7 +36,7 @@ export function queueRules(maxRate: number) {
     }),
     rate,
   };
-}
+});
 
 export const queueFilter = z.strictObject({
   namePrefix: z.string({ message: 'must be a string' }).max(128).optional(),
