@@ -214,7 +214,8 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
 
 /** The answer on the span; an error status only for the gateway's failures, not for the caller's mistakes. */
 function describeOutcome(span: Span, outcome: RpcResponse | Response): void {
-  if (outcome instanceof Response) {
+  // A JSON-RPC answer has no numeric status; the legacy doors answer with Yoga's fetch API Response, not the platform's.
+  if (!('jsonrpc' in outcome)) {
     span.setAttribute('http.response.status_code', outcome.status);
     if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     return;
