@@ -4,7 +4,7 @@ import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GENERATE_PERSONS } from './fixtures.js';
-import { cpuSeconds, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
 
 // `npm run bench:identity`: a fresh PostgreSQL database with 100,000 generated persons; getPersonById through the
 // gateway's legacy path and through GraphQL, against a bare node:http + pg server running the same single SELECT
@@ -98,10 +98,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -112,3 +112,14 @@ export function printTable(rows: LoadResult[], baseline: string): void {
     );
   }
 }
+
+/** Runs a bench's main and exits: 0 when it finished, 1 (with the error) when it threw. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/databases.js';
+import { runBench } from './lib.js';
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -155,10 +156,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBench(main);
