@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/client.js';
-import { EVENTS_CHANNEL } from './notifyEvent.js';
+import { EVENTS_CHANNEL, eventPayload } from './notifyEvent.js';
 
 export interface NewQueue {
   name: string;
@@ -21,12 +21,11 @@ export async function insertQueue(db: PrismaClient, queue: NewQueue): Promise<Qu
   if (queue.status !== undefined) given.push(['status', Prisma.sql`${queue.status}::"QueueStatus"`]);
   const columns = Prisma.join(given.map(([column]) => Prisma.raw(`"${column}"`)));
   const values = Prisma.join(given.map(([, value]) => value));
-  const payload = JSON.stringify({ topic: 'queue', key: queue.name });
   const rows = await db.$queryRaw<Queue[]>`
     WITH created AS (
       INSERT INTO "Queue" (${columns}) VALUES (${values}) ON CONFLICT ("name") DO NOTHING
       RETURNING "name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime"
     )
-    SELECT created.* FROM created CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, ${payload})) AS announced`;
+    SELECT created.* FROM created CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, ${eventPayload('queue', queue.name)})) AS announced`;
   return rows[0] ?? null;
 }
