@@ -45,18 +45,29 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
 
 // Parsed documents are cached (Yoga's parser cache, the legacy routes' static documents), so what depends only on the
 // document is worked out once per schema, document and operation name.
-const shapes = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, OperationShape | undefined>>>();
+
+/** Values kept per schema, document and operation name; they go when their schema or document does. */
+export function operationCache<T>(): (schema: GraphQLSchema, document: DocumentNode, operationName?: string | null) => { has(): boolean; get(): T | undefined; set(value: T): void } {
+  const bySchema = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, T>>>();
+  return (schema, document, operationName) => {
+    let byDocument = bySchema.get(schema);
+    if (!byDocument) bySchema.set(schema, (byDocument = new WeakMap()));
+    let byName = byDocument.get(document);
+    if (!byName) byDocument.set(document, (byName = new Map()));
+    const names = byName;
+    const key = operationName ?? '';
+    return { has: () => names.has(key), get: () => names.get(key), set: (value) => void names.set(key, value) };
+  };
+}
+
+const shapes = operationCache<OperationShape | undefined>();
 
 /** Every field selected at the root of the operation, through fragment spreads and inline fragments. */
 export function operationShape(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): OperationShape | undefined {
-  let bySchema = shapes.get(schema);
-  if (!bySchema) shapes.set(schema, (bySchema = new WeakMap()));
-  let byName = bySchema.get(document);
-  if (!byName) bySchema.set(document, (byName = new Map()));
-  const key = operationName ?? '';
-  if (byName.has(key)) return byName.get(key);
+  const slot = shapes(schema, document, operationName);
+  if (slot.has()) return slot.get();
   const shape = findOperationShape(schema, document, operationName);
-  byName.set(key, shape);
+  slot.set(shape);
   return shape;
 }
 

@@ -1,7 +1,7 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
-import { operationSize, carriesHttpStatus, refusal } from './operation.js';
+import { operationCache, operationSize, carriesHttpStatus, refusal } from './operation.js';
 
 // GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so
 // `first: $n` counts as its value) just before an operation runs; over a limit -> GRAPHQL_VALIDATION_FAILED.
@@ -72,16 +72,12 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
   // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
   const maxNesting = Math.max(64, limits.maxDepth * 4);
   // The verdict on a document whose size no variable changes, per schema (one per gateway) and operation name.
-  const verdicts = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, string | null>>>();
+  const verdicts = operationCache<string | null>();
   const check = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined) => {
-    let bySchema = verdicts.get(schema);
-    if (!bySchema) verdicts.set(schema, (bySchema = new WeakMap()));
-    let byName = bySchema.get(document);
-    if (!byName) bySchema.set(document, (byName = new Map()));
-    const cached = byName.get(operationName ?? '');
-    if (cached !== undefined) return cached;
+    const slot = verdicts(schema, document, operationName);
+    if (slot.has()) return slot.get() ?? null;
     const { message, readsVariables } = queryLimitCheck(limits, schema, document, operationName, variables);
-    if (!readsVariables) byName.set(operationName ?? '', message);
+    if (!readsVariables) slot.set(message);
     return message;
   };
   const guard = (
