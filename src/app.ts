@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { DocumentNode } from 'graphql';
+import type { DocumentNode, GraphQLError } from 'graphql';
 import type { GraphQLRunner } from './rest/execute.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
@@ -33,12 +33,14 @@ import { faultBackoff } from './runtime/backoff.js';
 import { untilDeadline } from './runtime/deadline.js';
 import { createReadiness } from './runtime/readiness.js';
 import { keyRequirement, useAccessControl } from './graphql/plugins/use-access-control.js';
-import { useRateLimit } from './graphql/plugins/use-rate-limit.js';
+import { rateLimitGuard } from './graphql/plugins/rate-limit-guard.js';
 import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
 import { useBodyLimit } from './graphql/plugins/use-body-limit.js';
 import { useRequestId } from './graphql/plugins/use-request-id.js';
 import { useMetrics } from './graphql/plugins/use-metrics.js';
-import { useStorableInput } from './graphql/plugins/use-storable-input.js';
+import { storableInputGuard } from './graphql/plugins/storable-input-guard.js';
+import { useOperationGuards } from './graphql/plugins/operation-guards.js';
+import { operationRunner } from './graphql/run-operation.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
@@ -121,8 +123,25 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
 
   const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
+  // Plugins whose parts the legacy paths' operation runner uses too (see below).
+  const requestIds = useRequestId(log);
+  const metricsPlugin = useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel });
+  const accessControl = useAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
+  const queryLimits = useQueryLimits(
+    {
+      maxDepth: config.GRAPHQL_MAX_DEPTH,
+      maxAliases: config.GRAPHQL_MAX_ALIASES,
+      maxCost: config.GRAPHQL_MAX_COST,
+      defaultPageSize: config.DEFAULT_PAGE_SIZE,
+      maxPageSize: config.MAX_PAGE_SIZE,
+    },
+    metrics,
+  );
+  // Every operation passes these, in this order, on every door.
+  const guards = [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits.guard];
+  const schema = buildSchema();
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
-    schema: buildSchema(),
+    schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // GraphiQL is served by useGraphiQL below (Yoga's own page loads it from a CDN).
@@ -148,25 +167,15 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     },
     context: () => services,
     plugins: [
-      useRequestId(log),
+      requestIds,
       ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
-      useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel }),
+      metricsPlugin,
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      useAccessControl({ auth: config.AUTH, keys: services.keys, metrics }),
-      useRateLimit(services.rateLimiter, metrics),
-      useStorableInput(),
-      useQueryLimits(
-        {
-          maxDepth: config.GRAPHQL_MAX_DEPTH,
-          maxAliases: config.GRAPHQL_MAX_ALIASES,
-          maxCost: config.GRAPHQL_MAX_COST,
-          defaultPageSize: config.DEFAULT_PAGE_SIZE,
-          maxPageSize: config.MAX_PAGE_SIZE,
-        },
-        metrics,
-      ),
+      accessControl,
+      useOperationGuards(guards),
+      queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
       useLegacyRoutes({
         rpcRoutes,
@@ -182,9 +191,22 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     ],
   });
 
-  // Legacy routes execute their (codegen-checked, static) documents through Yoga's envelop with the caller's request.
+  // Legacy routes execute their (codegen-checked, static) documents with the caller's request: directly, with Yoga's
+  // context parts, guards, metrics and masking; through Yoga's envelop when tracing is on, so that its operation spans
+  // (an envelop plugin's) are recorded for them too.
+  const runDirectly = operationRunner({
+    schema,
+    contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
+    guards,
+    observe: metricsPlugin.observeOperation,
+    mask: (error) => {
+      const masked = maskError(error, 'Unexpected error.');
+      if (masked !== error) yoga.logger.error(error);
+      return masked as GraphQLError;
+    },
+  });
   const validated = new WeakSet<DocumentNode>();
-  const runOperation: GraphQLRunner = async (request, document, query, variables) => {
+  const runEnveloped: GraphQLRunner = async (request, document, query, variables) => {
     const { schema, execute, validate, contextFactory } = yoga.getEnveloped({ request, params: { query, variables } });
     if (!validated.has(document)) {
       const errors = validate(schema, document);
@@ -195,6 +217,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     if (Symbol.asyncIterator in result) throw new Error('a legacy route ran a subscription');
     return result;
   };
+  const runOperation = options.tracing ? runEnveloped : runDirectly;
 
   const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, yoga);
   try {

@@ -1,11 +1,12 @@
 import type { Plugin } from 'graphql-yoga';
-import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../../access/access-rules.js';
 import { hasScope, presentedKey, type Principal } from '../../access/principal.js';
 import type { KeyVerifier } from '../../access/api-keys.js';
 import type { GraphQLContext } from '../context.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
+import type { OperationGuard } from './operation-guards.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
@@ -87,36 +88,41 @@ export function checkAccess(
   return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed });
 }
 
-export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> {
-  const guard = (
-    ctx: Ctx,
-    schema: GraphQLSchema,
-    document: DocumentNode,
-    operationName: string | null | undefined,
-    stop: (r: ExecutionResult) => void,
-  ) => {
-    const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
-    if (error) {
-      options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
-      stop({ errors: [error] });
-    }
-  };
-  const seen = new WeakMap<Request, Promise<{ principal: Principal | null; keySent: boolean }>>();
-  const authenticate = (request: Request) => {
+/** The caller's part of an operation's context: who calls (principal), whether a key was sent, and X-IdpScopes. */
+export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { presentedKey: boolean };
+
+/**
+ * With AUTH=on, a GraphQL request over HTTP without a valid key stops at onParams, before parsing and validation, so
+ * anonymous callers learn nothing about the schema. `callerOf` gives the caller's context (once per request), and
+ * `guard` refuses an operation whose root fields need a scope the caller's key lacks.
+ */
+export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & { callerOf(request: Request): Promise<CallerContext>; guard: OperationGuard } {
+  const seen = new WeakMap<Request, Promise<CallerContext>>();
+  const callerOf = (request: Request) => {
     let found = seen.get(request);
     if (!found) {
       const key = presentedKey((name) => request.headers.get(name));
-      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal) => ({ principal, keySent: key !== null }));
+      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal) => ({
+        principal,
+        presentedKey: key !== null,
+        idpScopes: request.headers.get('x-idpscopes'),
+      }));
       seen.set(request, found);
     }
     return found;
   };
   return {
-    // With AUTH=on a GraphQL request over HTTP without a valid key stops here, before parsing and validation,
-    // so anonymous callers learn nothing about the schema.
+    callerOf,
+    guard: ({ schema, document, operationName, contextValue }) => {
+      const ctx = contextValue as Ctx;
+      const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
+      if (!error) return null;
+      options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
+      return { errors: [error] };
+    },
     async onParams({ request, setResult }) {
       if (options.auth === 'off') return;
-      const { principal, keySent } = await authenticate(request);
+      const { principal, presentedKey: keySent } = await callerOf(request);
       if (principal) return;
       options.metrics?.rejected.inc({ reason: 'unauthenticated' });
       const withStatus = carriesHttpStatus(request);
@@ -129,14 +135,7 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
         extendContext({ principal: null, presentedKey: false } as Partial<GraphQLContext>);
         return;
       }
-      const { principal, keySent } = await authenticate(ctx.request);
-      extendContext({ principal, presentedKey: keySent, idpScopes: ctx.request.headers.get('x-idpscopes') } as Partial<GraphQLContext>);
-    },
-    onExecute({ args, setResultAndStopExecution }) {
-      guard(args.contextValue as Ctx, args.schema, args.document, args.operationName, setResultAndStopExecution);
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      guard(args.contextValue as Ctx, args.schema, args.document, args.operationName, setResultAndStopExecution);
+      extendContext((await callerOf(ctx.request)) as Partial<GraphQLContext>);
     },
   };
 }

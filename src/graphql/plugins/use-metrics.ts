@@ -1,10 +1,12 @@
 import type { Plugin } from 'graphql-yoga';
-import type { ExecutionResult } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { METRICS_SCOPE } from '../../access/access-rules.js';
 import { hasScope, presentedKey } from '../../access/principal.js';
 import type { KeyVerifier } from '../../access/api-keys.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from './operation.js';
+
+type OperationArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined };
 
 // `GET /metrics` in Prometheus text format (with AUTH=on it needs a key holding metrics:read or admin:all),
 // and the counters it shows: HTTP requests by path template, GraphQL root fields by outcome, latencies.
@@ -17,7 +19,8 @@ export interface MetricsOptions {
   pathLabel: (pathname: string) => string;
 }
 
-export function useMetrics(options: MetricsOptions): Plugin {
+/** `observeOperation` counts and times one operation run outside Yoga's execute (the legacy paths'). */
+export function useMetrics(options: MetricsOptions): Plugin & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void } {
   const { metrics } = options;
   const started = new WeakMap<Request, number>();
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -32,7 +35,15 @@ export function useMetrics(options: MetricsOptions): Plugin {
     }
   };
 
+  const observeOperation = (args: OperationArgs) => {
+    const shape = operationShape(args.schema, args.document, args.operationName);
+    const fields = shape?.rootFields.map((f) => f.name) ?? [];
+    const start = performance.now();
+    return (result: ExecutionResult | undefined) => observe(shape?.type ?? 'unknown', fields, result, (performance.now() - start) / 1000);
+  };
+
   return {
+    observeOperation,
     async onRequest({ request, url, endResponse }) {
       started.set(request, performance.now());
       if (url.pathname !== '/metrics') return;
@@ -57,12 +68,10 @@ export function useMetrics(options: MetricsOptions): Plugin {
       metrics.httpDuration.observe({ method: request.method, path }, (performance.now() - start) / 1000);
     },
     onExecute({ args }) {
-      const shape = operationShape(args.schema, args.document, args.operationName);
-      const fields = shape?.rootFields.map((f) => f.name) ?? [];
-      const start = performance.now();
+      const done = observeOperation(args);
       return {
         onExecuteDone({ result }) {
-          observe(shape?.type ?? 'unknown', fields, 'errors' in result || 'data' in result ? (result as ExecutionResult) : undefined, (performance.now() - start) / 1000);
+          done('errors' in result || 'data' in result ? (result as ExecutionResult) : undefined);
         },
       };
     },

@@ -1,7 +1,8 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationCache, operationSize, carriesHttpStatus, refusal } from './operation.js';
+import type { OperationGuard } from './operation-guards.js';
 
 // GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so
 // `first: $n` counts as its value) just before an operation runs; over a limit -> GRAPHQL_VALIDATION_FAILED.
@@ -68,7 +69,8 @@ export function sourceNesting(text: string): number {
   return max;
 }
 
-export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin {
+/** Documents nesting too deep are refused while parsing (Yoga's parse); `guard` checks depth, aliases and cost before an operation runs. */
+export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin & { guard: OperationGuard } {
   // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
   const maxNesting = Math.max(64, limits.maxDepth * 4);
   // The verdict on a document whose size no variable changes, per schema (one per gateway) and operation name.
@@ -79,16 +81,6 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
     const { message, readsVariables } = queryLimitCheck(limits, schema, document, operationName, variables);
     if (!readsVariables) slot.set(message);
     return message;
-  };
-  const guard = (
-    args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined; variableValues?: Record<string, unknown> | null | undefined; contextValue: unknown },
-    stop: (r: ExecutionResult) => void,
-  ) => {
-    const message = check(args.schema, args.document, args.operationName, args.variableValues);
-    if (!message) return;
-    metrics?.rejected.inc({ reason: 'query_limits' });
-    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
-    stop({ errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] });
   };
   return {
     onParse({ parseFn, setParseFn }) {
@@ -103,11 +95,12 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
         return parseFn(source, options);
       });
     },
-    onExecute({ args, setResultAndStopExecution }) {
-      guard(args, setResultAndStopExecution);
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      guard(args, setResultAndStopExecution);
+    guard: (args) => {
+      const message = check(args.schema, args.document, args.operationName, args.variableValues);
+      if (!message) return null;
+      metrics?.rejected.inc({ reason: 'query_limits' });
+      const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
+      return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] };
     },
   };
 }

@@ -14,9 +14,15 @@ export function requestIdOf(header: string | null | undefined): string {
   return header && SANE_ID.test(header) ? header : randomUUID();
 }
 
-export function useRequestId(log: Logger): Plugin<GraphQLContext> {
+/** Also gives the request-id part of an operation's context (`contextOf`) to code that builds one itself. */
+export function useRequestId(log: Logger): Plugin<GraphQLContext> & { contextOf(request: Request | undefined): Pick<GraphQLContext, 'requestId' | 'log'> } {
   const ids = new WeakMap<Request, { id: string; started: number }>();
+  const contextOf = (request: Request | undefined) => {
+    const id = (request && ids.get(request)?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
+    return { requestId: id, log: log.child({ requestId: id }) };
+  };
   return {
+    contextOf,
     onRequest({ request }) {
       const id = requestIdOf(request.headers.get(REQUEST_ID_HEADER));
       ids.set(request, { id, started: performance.now() });
@@ -27,9 +33,7 @@ export function useRequestId(log: Logger): Plugin<GraphQLContext> {
       }
     },
     onContextBuilding({ context, extendContext }) {
-      const request = (context as { request?: Request }).request;
-      const id = (request && ids.get(request)?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
-      extendContext({ requestId: id, log: log.child({ requestId: id }) });
+      extendContext(contextOf((context as { request?: Request }).request));
     },
     onResponse({ request, response }) {
       const seen = ids.get(request);

@@ -1,8 +1,8 @@
-import type { Plugin } from 'graphql-yoga';
-import { visit, type DocumentNode, type ExecutionResult } from 'graphql';
+import { visit, type DocumentNode } from 'graphql';
 import type { FieldIssue } from '../../errors.js';
 import { NUL_MESSAGE, nulCharacterIssues } from '../../validation.js';
 import { carriesHttpStatus, refusal } from './operation.js';
+import type { OperationGuard } from './operation-guards.js';
 
 // Input the database would refuse is a client's mistake, answered before anything runs: a string holding U+0000
 // (PostgreSQL text and jsonb cannot store it) in the variables or in a string literal of the document. Over HTTP
@@ -20,22 +20,18 @@ function literalIssues(document: DocumentNode): FieldIssue[] {
   return issues;
 }
 
-export function useStorableInput(): Plugin {
-  const guard = (args: { document: DocumentNode; variableValues?: unknown; contextValue: unknown }, stop: (r: ExecutionResult) => void) => {
+export function storableInputGuard(): OperationGuard {
+  return (args) => {
     // A document without a source is one of the legacy layer's own: its variables were checked at the legacy edge,
     // which names the fields as the caller sent them (params.*, body.*), and it holds no literal a client wrote.
     const body = args.document.loc?.source.body;
-    if (body === undefined) return;
+    if (body === undefined) return null;
     const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNulLiteral(body) ? literalIssues(args.document) : [])];
-    if (issues.length === 0) return;
+    if (issues.length === 0) return null;
     const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
-    stop({
+    return {
       errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', withHttpStatus ? 400 : undefined, { fields: issues })],
-    });
-  };
-  return {
-    onExecute: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
-    onSubscribe: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
+    };
   };
 }
 
