@@ -101,8 +101,11 @@ const PersonRef = builder.prismaObject('Person', {
   },
 });
 
+// Employments and organizations load only the columns a query selects (Pothos' select mode); a person loads whole,
+// since what X-IdpScopes releases of it is decided over the whole record (released()).
 builder.prismaObject('PersonOrganization', {
   name: 'Employment',
+  select: { id: true },
   description: 'A person\'s employment in an organization (ESIA `emps`).',
   fields: (t) => ({
     position: t.exposeString('position', { nullable: true, description: 'Position held.' }),
@@ -141,6 +144,7 @@ builder.prismaObject('OrganizationGroup', {
 
 builder.prismaObject('Organization', {
   description: 'An organization of the identity provider (ESIA `orgs`).',
+  select: { oid: true },
   fields: (t) => ({
     oid: t.exposeString('oid', { description: 'Identifier of the organization (digits).' }),
     shortName: t.exposeString('shortName', { description: 'Short name.' }),
