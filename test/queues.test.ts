@@ -53,6 +53,8 @@ describe.each(DATABASES)('queues on %s', (kind) => {
     const page = await rpc(url, 'listQueues', { pageSize: 1, pageNumber: 1 });
     expect(page.body.result.queues.map((q: { name: string }) => q.name)).toEqual([names[1]]);
     expect(page.body.result.totalCount).toBe(names.length);
+    // A page past the end is empty and still counts every queue.
+    expect((await rpc(url, 'listQueues', { pageSize: 1, pageNumber: names.length + 5 })).body.result).toMatchObject({ queues: [], totalCount: names.length });
     expect((await rpc(url, 'listQueues', { pageSize: 0 })).body.error.code).toBe(INVALID_PARAMS);
     expect((await rpc(url, 'listQueues', { pageSize: 100_000 })).body.error).toMatchObject({ code: INVALID_PARAMS, data: { code: 'BAD_USER_INPUT' } });
   });
@@ -86,6 +88,9 @@ describe.each(DATABASES)('queues on %s', (kind) => {
     expect(r.body.result.map((q: { name: string }) => q.name)).toEqual(['alpha']);
     const prefix = await rpc(url, 'searchQueue', { namePrefix: 'gam', status: 'OPEN', paused: false });
     expect(prefix.body.result.map((q: { name: string }) => q.name)).toEqual(['gamma']);
+    // A prefix is matched as written: "_" and "%" are not wildcards.
+    expect((await rpc(url, 'searchQueue', { namePrefix: 'al_' })).body).toMatchObject({ result: [], rowsCount: 0 });
+    expect((await rpc(url, 'searchQueue', { namePrefix: '%' })).body).toMatchObject({ result: [], rowsCount: 0 });
     const none = await rpc(url, 'searchQueue', { namePrefix: 'zzz' });
     expect(none.body).toMatchObject({ result: [], rowsCount: 0 });
     expect((await rpc(url, 'searchQueue', { status: 'HALF' })).body.error.data.fields[0].field).toBe('params.status');

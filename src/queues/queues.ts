@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { insertQueue } from '../db/sql/insertQueue.js';
+import { pageQueues } from '../db/sql/pageQueues.js';
 import type { Page, Window } from '../pagination.js';
 import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
 
@@ -12,13 +13,6 @@ export type { Queue };
 
 export type QueueDeleteGuard = (tx: Prisma.TransactionClient, queueName: string) => Promise<void>;
 
-const ORDER: Record<QueueOrder, Prisma.QueueOrderByWithRelationInput[]> = {
-  NAME_ASC: [{ name: 'asc' }],
-  NAME_DESC: [{ name: 'desc' }],
-  CREATE_TIME_ASC: [{ createTime: 'asc' }, { name: 'asc' }],
-  CREATE_TIME_DESC: [{ createTime: 'desc' }, { name: 'asc' }],
-};
-
 export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
   const queue = await db.queue.findUnique({ where: { name } });
   if (!queue) throw new NotFoundError(`queue "${name}" not found`);
@@ -26,16 +20,7 @@ export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
 }
 
 export async function findQueues(db: PrismaClient, filter: QueueFilter, order: QueueOrder, window: Window): Promise<Page<Queue>> {
-  const where: Prisma.QueueWhereInput = {
-    ...(filter.namePrefix !== undefined && { name: { startsWith: filter.namePrefix } }),
-    ...(filter.status !== undefined && { status: filter.status }),
-    ...(filter.paused !== undefined && { paused: filter.paused }),
-    ...(filter.label !== undefined && { labels: { has: filter.label } }),
-  };
-  const [items, totalCount] = await Promise.all([
-    db.queue.findMany({ where, orderBy: ORDER[order], skip: window.skip, take: window.take }),
-    db.queue.count({ where }),
-  ]);
+  const { items, totalCount } = await pageQueues(db, { ...filter, order, ...window });
   return { items, totalCount, ...window };
 }
 

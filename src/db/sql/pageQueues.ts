@@ -1,0 +1,44 @@
+import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/client.js';
+
+export interface QueuePageQuery {
+  namePrefix?: string | undefined;
+  status?: 'OPEN' | 'CLOSE' | undefined;
+  paused?: boolean | undefined;
+  label?: string | undefined;
+  order: 'NAME_ASC' | 'NAME_DESC' | 'CREATE_TIME_ASC' | 'CREATE_TIME_DESC';
+  skip: number;
+  take: number;
+}
+
+// Fixed fragments only: the order is chosen from this table, never written from input.
+const ORDER_BY: Record<QueuePageQuery['order'], Prisma.Sql> = {
+  NAME_ASC: Prisma.raw('"name" ASC'),
+  NAME_DESC: Prisma.raw('"name" DESC'),
+  CREATE_TIME_ASC: Prisma.raw('"createTime" ASC, "name" ASC'),
+  CREATE_TIME_DESC: Prisma.raw('"createTime" DESC, "name" ASC'),
+};
+
+/**
+ * A page of queues and the number of all that match, in one statement (one round trip instead of a findMany and a
+ * count side by side on two connections, which also could see two different moments).
+ */
+export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promise<{ items: Queue[]; totalCount: number }> {
+  const conditions: Prisma.Sql[] = [];
+  if (query.namePrefix !== undefined) conditions.push(Prisma.sql`starts_with("name", ${query.namePrefix})`);
+  if (query.status !== undefined) conditions.push(Prisma.sql`"status" = ${query.status}::"QueueStatus"`);
+  if (query.paused !== undefined) conditions.push(Prisma.sql`"paused" = ${query.paused}`);
+  if (query.label !== undefined) conditions.push(Prisma.sql`"labels" @> ARRAY[${query.label}]::text[]`);
+  const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
+  const rows = await db.$queryRaw<(Queue & { totalCount: number })[]>`
+    WITH matching AS (SELECT * FROM "Queue" ${where})
+    SELECT (SELECT count(*)::int FROM matching) AS "totalCount", page.*
+    FROM (SELECT 1) AS one
+    LEFT JOIN LATERAL (
+      SELECT "name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime"
+      FROM matching ORDER BY ${ORDER_BY[query.order]} OFFSET ${query.skip} LIMIT ${query.take}
+    ) AS page ON true`;
+  const totalCount = rows[0]?.totalCount ?? 0;
+  // No queue on the page: the one row carries only the count.
+  const items = rows.filter((row) => row.name !== null).map(({ totalCount: _count, ...queue }) => queue);
+  return { items, totalCount };
+}
