@@ -77,18 +77,18 @@ describe('serve and SIGTERM', () => {
     const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_READY_DELAY_MS: '600', SHUTDOWN_GRACE_MS: '5000' };
     const child: ChildProcess = spawn(TSX, ['src/main.ts', 'serve'], { cwd: ROOT, env: { ...process.env, ...env } });
     let out = '';
+    // The AUTH=off warning is the line after the listening line (each line is its own write): wait for both.
     const url = await new Promise<string>((res, rej) => {
-      const timer = setTimeout(() => rej(new Error(`no listening line: ${out}`)), 45_000);
+      const timer = setTimeout(() => rej(new Error(`no listening line and AUTH warning: ${out}`)), 45_000);
       child.stdout!.on('data', (d) => {
         out += d;
         const line = out.split('\n').find((l) => l.includes('gateway listening'));
-        if (line) {
+        if (line && out.includes('authentication is OFF')) {
           clearTimeout(timer);
           res(JSON.parse(line).url);
         }
       });
     });
-    expect(out).toContain('authentication is OFF');
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     const exited = new Promise<{ code: number | null; at: number }>((r) => child.on('exit', (code) => r({ code, at: Date.now() })));
     const sentAt = Date.now();
