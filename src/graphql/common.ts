@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { builder } from './builder.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant, parseInput } from '../validation.js';
 import { ValidationError } from '../errors.js';
+import { isoInstant } from './iso-instant.js';
 import { pageWindowSchema, type Page, type Window } from '../pagination.js';
 import type { GraphQLContext } from './context.js';
 import type { ArgBuilder, ObjectRef } from '@pothos/core';
@@ -13,7 +14,7 @@ type PothosArgs = ArgBuilder<AppTypes>;
 
 builder.scalarType('DateTime', {
   description: 'An instant, as an ISO 8601 string in UTC (for example 2026-01-31T12:00:00.000Z).',
-  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+  serialize: (value) => (value instanceof Date ? isoInstant(value) : String(value)),
   parseValue: (value) => parseDate(value),
   parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : null),
 });
@@ -69,16 +70,21 @@ export interface Connection<T> {
 }
 
 export function toConnection<T>(page: Page<T>): Connection<T> {
-  const edges = page.items.map((node, i) => ({ cursor: offsetCursor(page.skip + i), node }));
+  const startCursor = page.items.length ? offsetCursor(page.skip) : null;
+  const endCursor = page.items.length ? offsetCursor(page.skip + page.items.length - 1) : null;
+  let edges: Connection<T>['edges'] | undefined;
   return {
     totalCount: page.totalCount,
     nodes: page.items,
-    edges,
+    // Made when a query selects them: most pages are read through `nodes`, and a cursor per item is work for nothing.
+    get edges() {
+      return (edges ??= page.items.map((node, i) => ({ cursor: offsetCursor(page.skip + i), node })));
+    },
     pageInfo: {
       hasNextPage: page.skip + page.items.length < page.totalCount,
       hasPreviousPage: page.skip > 0,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      startCursor,
+      endCursor,
     },
   };
 }
