@@ -41,6 +41,7 @@ import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { storableInputGuard } from './graphql/plugins/storable-input-guard.js';
 import { useOperationGuards } from './graphql/plugins/operation-guards.js';
 import { operationRunner } from './graphql/run-operation.js';
+import { useCompiledExecution } from './graphql/plugins/use-compiled-execution.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
@@ -175,6 +176,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       accessControl,
       useOperationGuards(guards),
+      ...(options.tracing ? [] : [useCompiledExecution()]),
       queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
       useLegacyRoutes({

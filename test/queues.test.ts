@@ -153,6 +153,10 @@ describe.each(DATABASES)('queues on %s', (kind) => {
     expect(upd.data).toEqual({ updateQueue: { description: 'via graphql' } });
     const badCursor = await gql(url, '{ queues(after: "nonsense") { totalCount } }');
     expect(badCursor.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    // Field errors name where in the document they arose (lines counted across CRLF, LF and CR), with their path.
+    const located = await gql(url, '{\r\n  a: queue(name: "alpha") { name }\n\r  b: queue(name: "nope") { name }\n}');
+    expect(located.data).toBeNull(); // queue is non-null: the error reaches the root
+    expect(located.errors).toEqual([{ message: 'queue "nope" not found', locations: [{ line: 4, column: 3 }], path: ['b'], extensions: { code: 'NOT_FOUND' } }]);
   });
 
   it('/rpc takes any method by name, batches, and skips notifications', async () => {

@@ -16,6 +16,7 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
     const http = original instanceof ServiceUnavailableError ? { http: { status: 503, headers: { 'Retry-After': String(original.retryAfterSeconds) } } } : {};
     return createGraphQLError(original.message, {
       ...(wrapped?.nodes && { nodes: wrapped.nodes }),
+      ...(wrapped?.source && wrapped.positions && { source: wrapped.source, positions: wrapped.positions }),
       ...(wrapped?.path && { path: wrapped.path }),
       extensions: { code: original.code, ...original.details, ...http },
     });

@@ -1,5 +1,5 @@
-import { validate, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { execute, validate, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { executeCompiled } from './plugins/use-compiled-execution.js';
 import type { GraphQLRunner } from '../rest/execute.js';
 import { firstRefusal, type OperationGuard } from './plugins/operation-guards.js';
 
@@ -21,22 +21,18 @@ export interface OperationParts {
 
 export function operationRunner(parts: OperationParts): GraphQLRunner {
   const { schema, guards } = parts;
-  // Each document is validated and compiled once (graphql-jit: a function per document instead of graphql-js walking
-  // the document for every field of every row).
-  const compiled = new WeakMap<DocumentNode, CompiledQuery>();
+  // Each document is validated once and runs compiled, as on /graphql (src/graphql/plugins/use-compiled-execution.ts).
+  const validated = new WeakSet<DocumentNode>();
   return async (request, document, query, variables) => {
-    let run = compiled.get(document);
-    if (!run) {
+    if (!validated.has(document)) {
       const errors = validate(schema, document);
       if (errors.length) return { errors };
-      const made = compileQuery(schema, document);
-      if (!isCompiledQuery(made)) return made;
-      compiled.set(document, (run = made));
+      validated.add(document);
     }
     const contextValue = await parts.contextOf(request, { query, variables });
     const args = { schema, document, variableValues: variables, contextValue };
     const done = parts.observe(args);
-    const result = (await firstRefusal(guards, args)) ?? (await run.query(undefined, contextValue, variables));
+    const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, execute));
     done(result);
     return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
   };

@@ -1,0 +1,82 @@
+import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, getVariableValues, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { operationCache, selectedOperation } from './operation.js';
+
+// Queries and mutations run as a function compiled once per document and operation (graphql-jit) instead of
+// graphql-js walking the document for every field of every row. Documents are cached by Yoga's parser cache (an LRU),
+// and the compiled function lives as long as its document does. Subscriptions, anything graphql-jit cannot compile,
+// and variables that do not coerce run on the executor Yoga was given, so their errors read exactly as before.
+
+const compiled = operationCache<CompiledQuery | null>();
+
+/** The compiled operation of a valid document (null when graphql-jit cannot compile it), made once. */
+export function compiledOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery | null {
+  const slot = compiled(schema, document, operationName);
+  if (slot.has()) return slot.get() ?? null;
+  const made = compileQuery(schema, document, operationName ?? undefined);
+  const usable = isCompiledQuery(made) ? made : null;
+  slot.set(usable);
+  return usable;
+}
+
+type Executor = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>;
+
+/**
+ * Runs `args` compiled when its variables coerce (graphql-js coerces them first: its messages name the variable and
+ * path and carry the scalar's own reason); otherwise, or when it cannot be compiled, on `fallback`.
+ */
+export function executeCompiled(args: ExecutionArgs, fallback: Executor): ExecutionResult | Promise<ExecutionResult> {
+  const run = compiledOperation(args.schema, args.document, args.operationName);
+  const operation = selectedOperation(args.document, args.operationName);
+  if (!run || !operation) return fallback(args);
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  if (coerced.errors) return fallback(args);
+  const result = run.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  const source = args.document.loc?.source;
+  if (!source) return result;
+  return result instanceof Promise ? result.then((done) => located(done, source)) : located(result, source);
+}
+
+/**
+ * graphql-jit's errors carry line and column but not the position in the document, which is what Yoga keeps when it
+ * serializes an error: made again as graphql-js makes them, so every field error still names its location.
+ */
+function located(result: ExecutionResult, source: Source): ExecutionResult {
+  if (!result.errors?.length) return result;
+  return {
+    ...result,
+    errors: result.errors.map((error) =>
+      error.locations?.length && !error.positions
+        ? new GraphQLError(error.message, {
+            source,
+            positions: error.locations.map((location) => positionOf(source.body, location)),
+            ...(error.path && { path: error.path }),
+            ...(error.originalError && { originalError: error.originalError }),
+            ...(error.extensions && { extensions: error.extensions }),
+          })
+        : error,
+    ),
+  };
+}
+
+/** The offset of a line and column in `body` (lines end as graphql-js counts them: CRLF, LF or CR). */
+function positionOf(body: string, { line, column }: SourceLocation): number {
+  const terminators = /\r\n|[\n\r]/g;
+  let start = 0;
+  for (let at = 1; at < line; at++) {
+    const found = terminators.exec(body);
+    if (!found) break;
+    start = found.index + found[0].length;
+  }
+  return start + column - 1;
+}
+
+/** Not used with tracing on: the OpenTelemetry plugin's operation span wraps Yoga's executor. */
+export function useCompiledExecution(): Plugin {
+  return {
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn((args: ExecutionArgs) => executeCompiled(args, executeFn as Executor));
+    },
+  };
+}
