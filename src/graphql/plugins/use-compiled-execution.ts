@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { BREAK, GraphQLError, TypeInfo, getVariableValues, visit, visitWithTypeInfo, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation } from 'graphql';
+import { BREAK, GraphQLError, TypeInfo, getVariableValues, visit, visitWithTypeInfo, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation, type VariableDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { operationCache, selectedOperation } from './operation.js';
 
@@ -8,14 +8,21 @@ import { operationCache, selectedOperation } from './operation.js';
 // and the compiled function lives as long as its document does. Subscriptions, anything graphql-jit cannot compile,
 // and variables that do not coerce run on the executor Yoga was given, so their errors read exactly as before.
 
-const compiled = operationCache<CompiledQuery | null>();
+/** A compiled operation, with the variable definitions graphql-js coerces against before it runs. */
+export interface CompiledOperation {
+  run: CompiledQuery;
+  variableDefinitions: readonly VariableDefinitionNode[];
+}
 
-/** The compiled operation of a valid document (null when graphql-jit cannot compile it), made once. */
-export function compiledOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery | null {
+const compiled = operationCache<CompiledOperation | null>();
+
+/** The compiled operation of a valid document (null when graphql-jit cannot compile it or should not), made once. */
+export function compiledOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledOperation | null {
   const slot = compiled(schema, document, operationName);
   if (slot.has()) return slot.get() ?? null;
-  const made = loadsRelations(schema, document) ? null : compileQuery(schema, document, operationName ?? undefined);
-  const usable = made && isCompiledQuery(made) ? made : null;
+  const operation = selectedOperation(document, operationName);
+  const made = !operation || loadsRelations(schema, document) ? null : compileQuery(schema, document, operationName ?? undefined);
+  const usable = operation && made && isCompiledQuery(made) ? { run: made, variableDefinitions: operation.variableDefinitions ?? [] } : null;
   slot.set(usable);
   return usable;
 }
@@ -52,12 +59,11 @@ type Executor = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResu
  * path and carry the scalar's own reason); otherwise, or when it cannot be compiled, on `fallback`.
  */
 export function executeCompiled(args: ExecutionArgs, fallback: Executor): ExecutionResult | Promise<ExecutionResult> {
-  const run = compiledOperation(args.schema, args.document, args.operationName);
-  const operation = selectedOperation(args.document, args.operationName);
-  if (!run || !operation) return fallback(args);
-  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  const operation = compiledOperation(args.schema, args.document, args.operationName);
+  if (!operation) return fallback(args);
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
   if (coerced.errors) return fallback(args);
-  const result = run.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  const result = operation.run.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
   const source = args.document.loc?.source;
   if (!source) return result;
   return result instanceof Promise ? result.then((done) => located(done, source)) : located(result, source);
