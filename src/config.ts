@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { toFieldIssues } from './validation.js';
 import { parseOrigins } from './http/browser-policy.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
+import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -18,6 +19,8 @@ const envSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: int(5000, 100, 600_000),
   /** PostgreSQL only: server-side statement_timeout of every pooled connection; 0 = none. */
   DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 86_400_000),
+  /** PostgreSQL only: distinct statements prepared by name on each connection; 0 for a pooler that cannot carry them. */
+  DATABASE_PREPARED_STATEMENTS: int(DEFAULT_PREPARED_STATEMENTS, 0, 10_000),
   /** Longest pause between retries after a fault: worker rounds, LISTEN reconnects, settling writes. */
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -4,6 +4,8 @@ import { gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './help
 import { openDatabase } from '../src/db/client.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
+import { freshDatabase } from './helpers/databases.js';
+import { until } from './helpers/ports.js';
 
 // DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_CONNECT_TIMEOUT_MS reach the PostgreSQL driver, and
 // what they cut short is an outage (503), not a bug.
@@ -75,5 +77,51 @@ describe('DATABASE_CONNECT_TIMEOUT_MS', () => {
     expect(Date.now() - started).toBeLessThan(2500);
     expect(isDatabaseUnavailable(error)).toBe(true);
     await db.prisma.$disconnect();
+  });
+});
+
+describe('DATABASE_PREPARED_STATEMENTS', () => {
+  const prepared = (db: Awaited<ReturnType<typeof openDatabase>>) =>
+    db.prisma.$queryRaw<{ name: string; statement: string }[]>`SELECT name, statement FROM pg_prepared_statements ORDER BY name`;
+
+  it('prepares the first N statement texts by name on each connection, again on a new connection after a fault, and no more', async () => {
+    const fresh = await freshDatabase('postgres');
+    const db = await openDatabase({ databaseUrl: fresh.url, dataDir: 'unused', poolMax: 1, preparedStatements: 2 });
+    const admin = new pg.Client({ connectionString: fresh.url });
+    try {
+      await admin.connect();
+      for (const _ of [1, 2]) {
+        expect(await db.prisma.$queryRaw`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+        expect(await db.prisma.$queryRaw`SELECT 2 AS two`).toEqual([{ two: 2 }]);
+      }
+      expect(await db.prisma.$queryRaw`SELECT 3 AS three`).toEqual([{ three: 3 }]);
+      // The third text and the listing itself stay unnamed.
+      expect(await prepared(db)).toEqual([
+        { name: 'gw1', statement: 'SELECT 1 AS one' },
+        { name: 'gw2', statement: 'SELECT 2 AS two' },
+      ]);
+
+      // The pooled connection is cut (a restart, a pooler's recycle): its successor prepares again when the text comes.
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      await until('a query after the cut', async () => (await db.prisma.$queryRaw<{ one: number }[]>`SELECT 1 AS one`)[0], 10_000);
+      expect(await prepared(db)).toEqual([{ name: 'gw1', statement: 'SELECT 1 AS one' }]);
+    } finally {
+      await admin.end();
+      await db.close();
+      await fresh.drop();
+    }
+  });
+
+  it('0 prepares nothing by name (for a pooler that cannot carry named statements)', async () => {
+    const fresh = await freshDatabase('postgres');
+    const db = await openDatabase({ databaseUrl: fresh.url, dataDir: 'unused', poolMax: 1, preparedStatements: 0 });
+    try {
+      await db.prisma.$queryRaw`SELECT 1 AS one`;
+      await db.prisma.$queryRaw`SELECT 1 AS one`;
+      expect(await prepared(db)).toEqual([]);
+    } finally {
+      await db.close();
+      await fresh.drop();
+    }
   });
 });

@@ -6,6 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import type { Config } from '../config.js';
+import { DEFAULT_PREPARED_STATEMENTS, preparedStatementNames } from './prepared-statements.js';
 import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
 
 export type Prisma = PrismaClient;
@@ -32,6 +33,8 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   /** Longest pause between LISTEN reconnect attempts. */
   backoffMaxMs?: number;
+  /** PostgreSQL only: how many distinct statement texts are prepared by name on each connection (0: none). */
+  preparedStatements?: number;
 }
 
 /** The database options a configuration names. */
@@ -43,6 +46,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     backoffMaxMs: config.BACKOFF_MAX_MS,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   };
 }
 
@@ -60,13 +64,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  const adapterFactory = new PrismaPg({
-    connectionString,
-    max: options.poolMax ?? 10,
-    connectionTimeoutMillis: connectTimeoutMs,
-    keepAlive: true,
-    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-  });
+  const adapterFactory = new PrismaPg(
+    {
+      connectionString,
+      max: options.poolMax ?? 10,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
+    { statementNameGenerator: preparedStatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS) },
+  );
   const prisma = new PrismaClient({ adapter: adapterFactory });
   const listeners = new Set<Listener>();
   return {
