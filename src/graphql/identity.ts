@@ -105,7 +105,6 @@ const PersonRef = builder.prismaObject('Person', {
 // since what X-IdpScopes releases of it is decided over the whole record (released()).
 builder.prismaObject('PersonOrganization', {
   name: 'Employment',
-  select: { id: true },
   description: 'A person\'s employment in an organization (ESIA `emps`).',
   fields: (t) => ({
     position: t.exposeString('position', { nullable: true, description: 'Position held.' }),
@@ -144,7 +143,6 @@ builder.prismaObject('OrganizationGroup', {
 
 builder.prismaObject('Organization', {
   description: 'An organization of the identity provider (ESIA `orgs`).',
-  select: { oid: true },
   fields: (t) => ({
     oid: t.exposeString('oid', { description: 'Identifier of the organization (digits).' }),
     shortName: t.exposeString('shortName', { description: 'Short name.' }),
