@@ -42,6 +42,7 @@ import { storableInputGuard } from './graphql/plugins/storable-input-guard.js';
 import { useOperationGuards } from './graphql/plugins/operation-guards.js';
 import { operationRunner } from './graphql/run-operation.js';
 import { useCompiledExecution } from './graphql/plugins/use-compiled-execution.js';
+import { useDirectGraphQL } from './graphql/plugins/use-direct-graphql.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
@@ -174,6 +175,17 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       metricsPlugin,
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
+      // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.
+      ...(options.tracing
+        ? []
+        : [
+            useDirectGraphQL({
+              endpoint: '/graphql',
+              runner: () => runDirectly,
+              admits: async (request) => config.AUTH === 'off' || (await accessControl.callerOf(request)).principal != null,
+              nestsWithinLimit: queryLimits.nestsWithinLimit,
+            }),
+          ]),
       accessControl,
       useOperationGuards(guards),
       ...(options.tracing ? [] : [useCompiledExecution()]),
@@ -193,9 +205,9 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     ],
   });
 
-  // Legacy routes execute their (codegen-checked, static) documents with the caller's request: directly, with Yoga's
-  // context parts, guards, metrics and masking; through Yoga's envelop when tracing is on, so that its operation spans
-  // (an envelop plugin's) are recorded for them too.
+  // Legacy routes execute their (codegen-checked, static) documents with the caller's request, and /graphql its common
+  // requests (useDirectGraphQL): directly, with Yoga's context parts, guards, metrics and masking; through Yoga's
+  // envelop when tracing is on, so that its operation spans (an envelop plugin's) are recorded for them too.
   const runDirectly = operationRunner({
     schema,
     contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
@@ -219,7 +231,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     if (Symbol.asyncIterator in result) throw new Error('a legacy route ran a subscription');
     return result;
   };
-  const runOperation = options.tracing ? runEnveloped : runDirectly;
+  const runOperation = options.tracing ? runEnveloped : runDirectly.run;
 
   const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, yoga);
   try {

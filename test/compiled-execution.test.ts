@@ -21,13 +21,13 @@ describe('compiled execution', () => {
   describe('relations a parent preloaded (Pothos finds them by the identity of the response path)', () => {
     let fresh: FreshDatabase;
     let database: Database;
-    let counted: PrismaClient;
+    let counted: PrismaClient<'query'>;
     let statements = 0;
     beforeAll(async () => {
       fresh = await freshDatabase('pglite');
       database = await openDatabase({ dataDir: fresh.env.DATA_DIR! });
       await seedDemoData(database.prisma);
-      counted = new PrismaClient({ adapter: database.adapterFactory, log: [{ emit: 'event', level: 'query' }] });
+      counted = new PrismaClient({ adapter: database.adapterFactory, log: [{ emit: 'event' as const, level: 'query' as const }] });
       counted.$on('query', () => statements++);
     });
     afterAll(async () => {

@@ -1,4 +1,5 @@
-import { execute, validate, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { normalizedExecutor } from '@graphql-tools/executor';
 import { executeCompiled } from './plugins/use-compiled-execution.js';
 import type { GraphQLRunner } from '../rest/execute.js';
 import { firstRefusal, type OperationGuard } from './plugins/operation-guards.js';
@@ -11,29 +12,53 @@ import { firstRefusal, type OperationGuard } from './plugins/operation-guards.js
 export interface OperationParts {
   schema: GraphQLSchema;
   /** The context Yoga would build for `request` (services, request id, caller). */
-  contextOf(request: Request, params: { query: string; variables: Record<string, unknown> }): Promise<Record<string, unknown>>;
+  contextOf(request: Request, params: { query: string; variables: Record<string, unknown>; operationName?: string }): Promise<Record<string, unknown>>;
   guards: readonly OperationGuard[];
   /** Starts timing an operation; the returned function counts its outcome. */
-  observe(args: { schema: GraphQLSchema; document: DocumentNode }): (result: ExecutionResult) => void;
+  observe(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string }): (result: ExecutionResult) => void;
   /** Yoga's error masking (an error the client may not see becomes "Unexpected error." and is logged). */
   mask(error: GraphQLError): GraphQLError;
 }
 
-export function operationRunner(parts: OperationParts): GraphQLRunner {
+/**
+ * Yoga's own executor, for what does not run compiled (variables that do not coerce): its early errors carry HTTP 400,
+ * so /graphql answers them as Yoga does. Queries and mutations only: never a stream.
+ */
+const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+  const result = await normalizedExecutor(args);
+  if (Symbol.asyncIterator in result) throw new Error('an operation run directly returned a stream');
+  return result;
+};
+
+export interface OperationRunner {
+  run: GraphQLRunner;
+  /** Whether `document` passes validation against the schema (worked out once per document). */
+  isValid(document: DocumentNode): boolean;
+  /** The masking every error a client sees goes through (an error thrown by a guard, say). */
+  mask(error: GraphQLError): GraphQLError;
+}
+
+export function operationRunner(parts: OperationParts): OperationRunner {
   const { schema, guards } = parts;
-  // Each document is validated once and runs compiled, as on /graphql (src/graphql/plugins/use-compiled-execution.ts).
-  const validated = new WeakSet<DocumentNode>();
-  return async (request, document, query, variables) => {
-    if (!validated.has(document)) {
-      const errors = validate(schema, document);
-      if (errors.length) return { errors };
-      validated.add(document);
+  // Each document is validated once and runs compiled (src/graphql/plugins/use-compiled-execution.ts).
+  const validity = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+  const validationErrors = (document: DocumentNode) => {
+    let errors = validity.get(document);
+    if (!errors) {
+      errors = validate(schema, document);
+      validity.set(document, errors);
     }
-    const contextValue = await parts.contextOf(request, { query, variables });
-    const args = { schema, document, variableValues: variables, contextValue };
+    return errors;
+  };
+  const run: GraphQLRunner = async (request, document, query, variables, operationName) => {
+    const errors = validationErrors(document);
+    if (errors.length) return { errors };
+    const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
+    const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
     const done = parts.observe(args);
-    const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, execute));
+    const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled));
     done(result);
     return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
   };
+  return { run, isValid: (document) => validationErrors(document).length === 0, mask: parts.mask };
 }

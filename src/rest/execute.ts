@@ -7,8 +7,8 @@ import type { RpcRoute } from './route.js';
 // (access control, rate and query limits, error masking, metrics) see them, with the caller's request as context.
 // They skip the HTTP half of Yoga, which the legacy request itself already went through.
 
-/** Executes one operation for `origin` (src/app.ts binds it to Yoga's getEnveloped). */
-export type GraphQLRunner = (origin: Request, document: DocumentNode, query: string, variables: Record<string, unknown>) => Promise<ExecutionResult>;
+/** Executes one operation for `origin` (src/graphql/run-operation.ts, or Yoga's envelop when tracing is on). */
+export type GraphQLRunner = (origin: Request, document: DocumentNode, query: string, variables: Record<string, unknown>, operationName?: string) => Promise<ExecutionResult>;
 
 const printed = new WeakMap<object, string>();
 

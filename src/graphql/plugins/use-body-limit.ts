@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { PayloadTooLargeError } from '../../errors.js';
 import { bodyTooLarge, declaredLength, readBodyText } from '../../http/body.js';
+import { remadeRequest } from './remade-request.js';
 
 // MAX_BODY_BYTES for /graphql (the legacy paths apply it themselves): a declared or actual body over the limit
 // is answered 413 in the GraphQL error envelope, without buffering the excess.
@@ -18,7 +19,7 @@ export function useBodyLimit(options: { endpoint: string; maxBodyBytes: number }
         }
         if (!request.body) return;
         const text = await readBodyText(request, options.maxBodyBytes);
-        setRequest(new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body: text }));
+        setRequest(remadeRequest(fetchAPI.Request, request, text));
       } catch (error) {
         if (!(error instanceof PayloadTooLargeError)) throw error;
         endResponse(

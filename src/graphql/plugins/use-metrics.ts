@@ -5,6 +5,7 @@ import { hasScope, presentedKey } from '../../access/principal.js';
 import type { KeyVerifier } from '../../access/api-keys.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from './operation.js';
+import { originalRequest } from './remade-request.js';
 
 type OperationArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined };
 
@@ -61,7 +62,7 @@ export function useMetrics(options: MetricsOptions): Plugin & { observeOperation
       endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
     },
     onResponse({ request, response }) {
-      const start = started.get(request);
+      const start = started.get(originalRequest(request));
       if (start === undefined) return;
       const path = options.pathLabel(new URL(request.url).pathname);
       metrics.httpRequests.inc({ method: request.method, path, status: String(response.status) });

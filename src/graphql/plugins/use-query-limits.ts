@@ -70,7 +70,7 @@ export function sourceNesting(text: string): number {
 }
 
 /** Documents nesting too deep are refused while parsing (Yoga's parse); `guard` checks depth, aliases and cost before an operation runs. */
-export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin & { guard: OperationGuard } {
+export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin & { guard: OperationGuard; nestsWithinLimit(text: string): boolean } {
   // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
   const maxNesting = Math.max(64, limits.maxDepth * 4);
   // The verdict on a document whose size no variable changes, per schema (one per gateway) and operation name.
@@ -83,6 +83,8 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
     return message;
   };
   return {
+    /** Whether a document's text passes the bracket-nesting bound that parsing enforces (without counting a refusal). */
+    nestsWithinLimit: (text) => sourceNesting(text) <= maxNesting,
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
         const text = typeof source === 'string' ? source : (source as { body?: unknown }).body;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../../log.js';
 import type { GraphQLContext } from '../context.js';
+import { originalRequest } from './remade-request.js';
 
 // Every request gets an id: the caller's X-Request-Id when it is sane, else a new UUID. It is returned in the
 // X-Request-Id response header, forwarded by legacy paths to the GraphQL request they become, carried by the
@@ -18,7 +19,7 @@ export function requestIdOf(header: string | null | undefined): string {
 export function useRequestId(log: Logger): Plugin<GraphQLContext> & { contextOf(request: Request | undefined): Pick<GraphQLContext, 'requestId' | 'log'> } {
   const ids = new WeakMap<Request, { id: string; started: number }>();
   const contextOf = (request: Request | undefined) => {
-    const id = (request && ids.get(request)?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
+    const id = (request && ids.get(originalRequest(request))?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
     return { requestId: id, log: log.child({ requestId: id }) };
   };
   return {
@@ -36,7 +37,7 @@ export function useRequestId(log: Logger): Plugin<GraphQLContext> & { contextOf(
       extendContext(contextOf((context as { request?: Request }).request));
     },
     onResponse({ request, response }) {
-      const seen = ids.get(request);
+      const seen = ids.get(originalRequest(request));
       if (!seen) return;
       response.headers.set(REQUEST_ID_HEADER, seen.id);
       const url = new URL(request.url);
