@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { registerPool } from './statements.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
 import type { Config } from '../config.js';
@@ -64,17 +66,23 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-  const adapterFactory = new PrismaPg(
-    {
-      connectionString,
-      max: options.poolMax ?? 10,
-      connectionTimeoutMillis: connectTimeoutMs,
-      keepAlive: true,
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    },
-    { statementNameGenerator: preparedStatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS) },
-  );
-  const prisma = new PrismaClient({ adapter: adapterFactory });
+  const poolConfig = {
+    connectionString,
+    max: options.poolMax ?? 10,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  };
+  // One pool for Prisma and for the gateway's own hot statements (src/db/statements.ts), named alike.
+  const pool = new pg.Pool(poolConfig);
+  // An idle connection the server drops (a restart) is removed by the pool; the next statement opens another.
+  pool.on('error', () => undefined);
+  const statementNames = preparedStatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator: statementNames }) });
+  registerPool(prisma, pool, statementNames);
+  // The schema engine gets connections of its own, ended when it is done: it holds a session advisory lock while it
+  // migrates, which on a shared pool would stay with a pooled connection and stop every other process's start-up.
+  const adapterFactory = new PrismaPg(poolConfig);
   const listeners = new Set<Listener>();
   return {
     kind: 'postgres',
@@ -100,6 +108,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
       await Promise.all([...listeners].map((l) => l.close()));
       listeners.clear();
       await prisma.$disconnect();
+      await pool.end();
     },
   };
 }

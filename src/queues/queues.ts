@@ -4,6 +4,7 @@ import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { insertQueue } from '../db/sql/insertQueue.js';
 import { pageQueues } from '../db/sql/pageQueues.js';
+import { queueByName } from '../db/sql/queueRow.js';
 import type { Page, Window } from '../pagination.js';
 import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
 
@@ -14,7 +15,7 @@ export type { Queue };
 export type QueueDeleteGuard = (tx: Prisma.TransactionClient, queueName: string) => Promise<void>;
 
 export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
-  const queue = await db.queue.findUnique({ where: { name } });
+  const queue = await queueByName(db, name);
   if (!queue) throw new NotFoundError(`queue "${name}" not found`);
   return queue;
 }

@@ -1,5 +1,6 @@
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { EVENTS_CHANNEL } from './notifyEvent.js';
+import { statementsOf } from '../statements.js';
 
 /** One sending request to accept: what is common to its delivery units (timestamps are ISO strings, UTC). */
 export interface AcceptRequest {
@@ -43,7 +44,7 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
   if (requests.every((r) => r.key === null && r.fileGroupId === null)) return insertOnly(db, requests);
   const reqs = requests.map(({ units: _u, ...r }, i) => ({ ...r, i }));
   const units = requests.flatMap((r, i) => r.units.map((u) => ({ ...u, i })));
-  const rows = await db.$queryRaw<{ i: number; outcome: AcceptOutcome['outcome']; response: unknown }[]>`
+  const rows = await statementsOf(db).rows<{ i: number; outcome: AcceptOutcome['outcome']; response: unknown }>(Prisma.sql`
     WITH req AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(reqs)}::jsonb) AS r(
         i int, "incomingId" uuid, "systemId" text, channel text, key text, hash text, response jsonb, "fileGroupId" uuid,
@@ -97,7 +98,7 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
            prior.response
     FROM req LEFT JOIN prior ON prior.i = req.i
     WHERE (SELECT n FROM notified) >= 0 AND (SELECT count(*) FROM purged) >= 0
-    ORDER BY req.i`;
+    ORDER BY req.i`);
   return rows.map((r) => (r.outcome === 'replay' ? { outcome: 'replay', response: r.response } : { outcome: r.outcome, response: null }));
 }
 
@@ -107,7 +108,7 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
  */
 async function insertOnly(db: PrismaClient, requests: AcceptRequest[]): Promise<AcceptOutcome[]> {
   const rows = requests.flatMap(({ units, key: _k, hash: _h, response: _r, ...r }) => units.map((u) => ({ ...r, ...u })));
-  await db.$queryRaw`
+  await statementsOf(db).rows(Prisma.sql`
     WITH inserted AS (
       INSERT INTO "Notification" (id, "incomingId", "systemId", channel, type, recipient, payload, "reportForm", "fileGroupId", status,
                                   flag, priority, "sendAfter", "sendBefore", "availableAt", attempts, "maxAttempts", "createTime", "updateTime")
@@ -124,6 +125,6 @@ async function insertOnly(db: PrismaClient, requests: AcceptRequest[]): Promise<
     )
     SELECT count(*)::int AS n FROM (
       SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('topic', 'notification', 'keys', json_agg("incomingId"))::text) FROM chunks GROUP BY chunk
-    ) x`;
+    ) x`);
   return requests.map(() => ({ outcome: 'accepted', response: null }));
 }

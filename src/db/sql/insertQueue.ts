@@ -1,5 +1,7 @@
 import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/client.js';
 import { EVENTS_CHANNEL, eventPayload } from './notifyEvent.js';
+import { statementsOf } from '../statements.js';
+import { QUEUE_COLUMNS } from './queueRow.js';
 
 export interface NewQueue {
   name: string;
@@ -21,11 +23,11 @@ export async function insertQueue(db: PrismaClient, queue: NewQueue): Promise<Qu
   if (queue.status !== undefined) given.push(['status', Prisma.sql`${queue.status}::"QueueStatus"`]);
   const columns = Prisma.join(given.map(([column]) => Prisma.raw(`"${column}"`)));
   const values = Prisma.join(given.map(([, value]) => value));
-  const rows = await db.$queryRaw<Queue[]>`
+  const rows = await statementsOf(db).rows<Queue>(Prisma.sql`
     WITH created AS (
       INSERT INTO "Queue" (${columns}) VALUES (${values}) ON CONFLICT ("name") DO NOTHING
-      RETURNING "name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime"
+      RETURNING ${QUEUE_COLUMNS}
     )
-    SELECT created.* FROM created CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, ${eventPayload('queue', queue.name)})) AS announced`;
+    SELECT created.* FROM created CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, ${eventPayload('queue', queue.name)})) AS announced`);
   return rows[0] ?? null;
 }

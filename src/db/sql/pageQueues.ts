@@ -1,4 +1,6 @@
 import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/client.js';
+import { statementsOf } from '../statements.js';
+import { QUEUE_COLUMNS } from './queueRow.js';
 
 export interface QueuePageQuery {
   namePrefix?: string | undefined;
@@ -29,14 +31,14 @@ export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promi
   if (query.paused !== undefined) conditions.push(Prisma.sql`"paused" = ${query.paused}`);
   if (query.label !== undefined) conditions.push(Prisma.sql`"labels" @> ARRAY[${query.label}]::text[]`);
   const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
-  const rows = await db.$queryRaw<(Queue & { totalCount: number })[]>`
+  const rows = await statementsOf(db).rows<Queue & { totalCount: number }>(Prisma.sql`
     WITH matching AS (SELECT * FROM "Queue" ${where})
     SELECT (SELECT count(*)::int FROM matching) AS "totalCount", page.*
     FROM (SELECT 1) AS one
     LEFT JOIN LATERAL (
-      SELECT "name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime"
+      SELECT ${QUEUE_COLUMNS}
       FROM matching ORDER BY ${ORDER_BY[query.order]} OFFSET ${query.skip} LIMIT ${query.take}
-    ) AS page ON true`;
+    ) AS page ON true`);
   const totalCount = rows[0]?.totalCount ?? 0;
   // No queue on the page: the one row carries only the count.
   const items = rows.filter((row) => row.name !== null).map(({ totalCount: _count, ...queue }) => queue);

@@ -1,0 +1,39 @@
+import pg from 'pg';
+import type { Prisma } from '../generated/prisma/client.js';
+
+/**
+ * The gateway's own SQL statements (src/db/sql) on the hot paths: on PostgreSQL they run on the pool Prisma itself
+ * uses (same connections, same DATABASE_POOL_MAX, same prepared-statement names), without the Prisma client's raw
+ * query pipeline, which costs ~75 us of CPU per call against ~45 us for the whole statement through node-postgres
+ * (bench/ measurement in docs/decisions.md). Anywhere else (the embedded database, a Prisma transaction) a statement
+ * runs through Prisma's $queryRawUnsafe, so a statement reads the same rows either way.
+ */
+export interface Statements {
+  rows<T>(statement: Prisma.Sql): Promise<T[]>;
+}
+
+type Client = { $queryRawUnsafe<T>(query: string, ...values: unknown[]): Promise<T> };
+
+const direct = new WeakMap<object, Statements>();
+
+/** The statements of `db`: on the pool registered for it, else through Prisma. */
+export function statementsOf(db: Client): Statements {
+  return direct.get(db) ?? { rows: <T>(statement: Prisma.Sql) => db.$queryRawUnsafe<T[]>(statement.text, ...statement.values) };
+}
+
+// As Prisma reads them: a timestamp without time zone is UTC (node-postgres would take it as local time).
+const TIMESTAMP = 1114;
+const parseUtcTimestamp = (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
+const types = { getTypeParser: (oid: number, format?: string) => (oid === TIMESTAMP && format !== 'binary' ? parseUtcTimestamp : pg.types.getTypeParser(oid, format as 'text')) };
+
+/** Registers `pool` as where the statements of `db` run; `nameOf` names them as Prisma's own are named. */
+export function registerPool(db: object, pool: pg.Pool, nameOf: (query: { sql: string }) => string): void {
+  direct.set(db, {
+    async rows<T>(statement: Prisma.Sql) {
+      const text = statement.text;
+      const name = nameOf({ sql: text });
+      const result = await pool.query({ text, values: statement.values, types, ...(name && { name }) });
+      return result.rows as T[];
+    },
+  });
+}

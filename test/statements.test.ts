@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../src/db/client.js';
+import { applyMigrations } from '../src/db/migrations.js';
+import { Prisma } from '../src/generated/prisma/client.js';
+import { statementsOf } from '../src/db/statements.js';
+import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
+
+// The gateway's own statements read the same rows whether they run on PostgreSQL's pool directly or through Prisma.
+
+describe.each(DATABASES)('statements (%s)', (kind) => {
+  let fresh: FreshDatabase;
+  let database: Database;
+  beforeAll(async () => {
+    fresh = await freshDatabase(kind);
+    database = await openDatabase(fresh.url ? { databaseUrl: fresh.url, dataDir: 'unused' } : { dataDir: fresh.env.DATA_DIR! });
+    if (fresh.url) await applyMigrations(database.adapterFactory);
+    await database.prisma.queue.create({ data: { name: 'q', description: 'd', labels: ['a', 'b'], rate: 3, createTime: new Date('2026-01-02T03:04:05.678Z') } });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await fresh?.drop();
+  });
+
+  const statement = Prisma.sql`SELECT "name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime", count(*) OVER ()::int AS "n" FROM "Queue" WHERE "name" = ${'q'}`;
+
+  it('reads what Prisma reads, timestamps as UTC whatever the process time zone', async () => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'Asia/Vladivostok';
+    try {
+      const rows = await statementsOf(database.prisma).rows<Record<string, unknown>>(statement);
+      expect(rows).toEqual(await database.prisma.$queryRawUnsafe(statement.text, ...statement.values));
+      expect(rows).toEqual([
+        expect.objectContaining({ name: 'q', description: 'd', status: 'OPEN', paused: false, rate: 3, labels: ['a', 'b'], createTime: new Date('2026-01-02T03:04:05.678Z'), n: 1 }),
+      ]);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it('inside a Prisma transaction a statement runs in that transaction', async () => {
+    await expect(
+      database.prisma.$transaction(async (tx) => {
+        await tx.queue.update({ where: { name: 'q' }, data: { rate: 9 } });
+        const [row] = await statementsOf(tx).rows<{ rate: number }>(statement);
+        expect(row!.rate).toBe(9);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const [row] = await statementsOf(database.prisma).rows<{ rate: number }>(statement);
+    expect(row!.rate).toBe(3);
+  });
+});
