@@ -31,13 +31,14 @@ export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promi
   if (query.paused !== undefined) conditions.push(Prisma.sql`"paused" = ${query.paused}`);
   if (query.label !== undefined) conditions.push(Prisma.sql`"labels" @> ARRAY[${query.label}]::text[]`);
   const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
+  // No CTE: one referenced twice is materialized whole before the page is cut, where the page alone can walk the
+  // index of its order and stop at LIMIT. Both subqueries still read the statement's one snapshot.
   const rows = await statementsOf(db).rows<Queue & { totalCount: number }>(Prisma.sql`
-    WITH matching AS (SELECT * FROM "Queue" ${where})
-    SELECT (SELECT count(*)::int FROM matching) AS "totalCount", page.*
+    SELECT (SELECT count(*)::int FROM "Queue" ${where}) AS "totalCount", page.*
     FROM (SELECT 1) AS one
     LEFT JOIN LATERAL (
       SELECT ${QUEUE_COLUMNS}
-      FROM matching ORDER BY ${ORDER_BY[query.order]} OFFSET ${query.skip} LIMIT ${query.take}
+      FROM "Queue" ${where} ORDER BY ${ORDER_BY[query.order]} OFFSET ${query.skip} LIMIT ${query.take}
     ) AS page ON true`);
   const totalCount = rows[0]?.totalCount ?? 0;
   // No queue on the page: the one row carries only the count.
