@@ -3,6 +3,7 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { statementsOf } from '../src/db/statements.js';
+import { personByOid } from '../src/db/sql/personRow.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 
 // The gateway's own statements read the same rows whether they run on PostgreSQL's pool directly or through Prisma.
@@ -32,6 +33,23 @@ describe.each(DATABASES)('statements (%s)', (kind) => {
       expect(rows).toEqual([
         expect.objectContaining({ name: 'q', description: 'd', status: 'OPEN', paused: false, rate: 3, labels: ['a', 'b'], createTime: new Date('2026-01-02T03:04:05.678Z'), n: 1 }),
       ]);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it('a person row reads as Prisma reads it: bigint as BigInt, timestamps as UTC, lists as arrays', async () => {
+    await database.prisma.person.create({
+      data: { oid: '100', firstName: 'A', lastName: 'B', eTag: 'e', rIdDoc: 9_007_199_254_740_993n, stateFacts: ['EntityRoot'], updatedOn: new Date('2026-03-04T05:06:07.089Z') },
+    });
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/St_Johns';
+    try {
+      const row = await personByOid(database.prisma, '100');
+      expect(row).toEqual(await database.prisma.person.findUnique({ where: { oid: '100' } }));
+      expect(row?.rIdDoc).toBe(9_007_199_254_740_993n);
+      expect(await personByOid(database.prisma, '101')).toBeNull();
     } finally {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;

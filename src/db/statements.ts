@@ -21,10 +21,15 @@ export function statementsOf(db: Client): Statements {
   return direct.get(db) ?? { rows: <T>(statement: Prisma.Sql) => db.$queryRawUnsafe<T[]>(statement.text, ...statement.values) };
 }
 
-// As Prisma reads them: a timestamp without time zone is UTC (node-postgres would take it as local time).
+// As Prisma reads them: a timestamp without time zone is UTC (node-postgres would take it as local time), a bigint is
+// a BigInt (node-postgres gives a string).
 const TIMESTAMP = 1114;
+const INT8 = 20;
 const parseUtcTimestamp = (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
-const types = { getTypeParser: (oid: number, format?: string) => (oid === TIMESTAMP && format !== 'binary' ? parseUtcTimestamp : pg.types.getTypeParser(oid, format as 'text')) };
+const types = {
+  getTypeParser: (oid: number, format?: string) =>
+    format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : oid === TIMESTAMP ? parseUtcTimestamp : oid === INT8 ? BigInt : pg.types.getTypeParser(oid, 'text'),
+};
 
 /** Registers `pool` as where the statements of `db` run; `nameOf` names them as Prisma's own are named. */
 export function registerPool(db: object, pool: pg.Pool, nameOf: (query: { sql: string }) => string): void {
