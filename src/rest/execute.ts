@@ -3,9 +3,9 @@ import type { FieldIssue } from '../errors.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, type RpcError } from './jsonrpc.js';
 import type { RpcRoute } from './route.js';
 
-// Legacy calls run as GraphQL operations on the same Yoga instance as /graphql: the same envelop plugins
-// (access control, rate and query limits, error masking, metrics) see them, with the caller's request as context.
-// They skip the HTTP half of Yoga, which the legacy request itself already went through.
+// Legacy calls run as GraphQL operations of the same schema as /graphql, through the same operation runner as its
+// common requests (src/graphql/run-operation.ts): the same guards (access, rate and query limits), error masking and
+// metrics, with the caller's request as context. With tracing on they go through Yoga's envelop instead.
 
 /** Executes one operation for `origin` (src/graphql/run-operation.ts, or Yoga's envelop when tracing is on). */
 export type GraphQLRunner = (origin: Request, document: DocumentNode, query: string, variables: Record<string, unknown>, operationName?: string) => Promise<ExecutionResult>;
