@@ -182,7 +182,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
             useDirectGraphQL({
               endpoint: '/graphql',
               runner: () => runDirectly,
-              admits: async (request) => config.AUTH === 'off' || (await accessControl.callerOf(request)).principal != null,
+              admits: accessControl.admits,
               nestsWithinLimit: queryLimits.nestsWithinLimit,
             }),
           ]),

@@ -7,6 +7,7 @@ import type { GraphQLContext } from '../context.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
+import { originalRequest } from './remade-request.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
@@ -96,9 +97,16 @@ export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { 
  * anonymous callers learn nothing about the schema. `callerOf` gives the caller's context (once per request), and
  * `guard` refuses an operation whose root fields need a scope the caller's key lacks.
  */
-export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & { callerOf(request: Request): Promise<CallerContext>; guard: OperationGuard } {
+export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & {
+  callerOf(request: Request): Promise<CallerContext>;
+  /** Whether the request may run operations at all: AUTH=off, or a valid key (else onParams answers 401). */
+  admits(request: Request): Promise<boolean>;
+  guard: OperationGuard;
+} {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
-  const callerOf = (request: Request) => {
+  // Keyed by the request as first seen: a plugin that read the body hands the rest a remade one (remade-request.ts).
+  const callerOf = (given: Request) => {
+    const request = originalRequest(given);
     let found = seen.get(request);
     if (!found) {
       const key = presentedKey((name) => request.headers.get(name));
@@ -111,8 +119,10 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
     }
     return found;
   };
+  const admits = async (request: Request) => options.auth === 'off' || (await callerOf(request)).principal != null;
   return {
     callerOf,
+    admits,
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
       const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
@@ -121,9 +131,8 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
       return { errors: [error] };
     },
     async onParams({ request, setResult }) {
-      if (options.auth === 'off') return;
-      const { principal, presentedKey: keySent } = await callerOf(request);
-      if (principal) return;
+      if (await admits(request)) return;
+      const { presentedKey: keySent } = await callerOf(request);
       options.metrics?.rejected.inc({ reason: 'unauthenticated' });
       const withStatus = carriesHttpStatus(request);
       setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withStatus ? 401 : undefined, {}, withStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined)] });
