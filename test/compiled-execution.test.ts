@@ -23,12 +23,16 @@ describe('compiled execution', () => {
     let database: Database;
     let counted: PrismaClient<'query'>;
     let statements = 0;
+    let texts: string[] = [];
     beforeAll(async () => {
       fresh = await freshDatabase('pglite');
       database = await openDatabase({ dataDir: fresh.env.DATA_DIR! });
       await seedDemoData(database.prisma);
       counted = new PrismaClient({ adapter: database.adapterFactory, log: [{ emit: 'event' as const, level: 'query' as const }] });
-      counted.$on('query', () => statements++);
+      counted.$on('query', (event) => {
+        statements++;
+        texts.push(event.query);
+      });
     });
     afterAll(async () => {
       await counted?.$disconnect();
@@ -42,11 +46,23 @@ describe('compiled execution', () => {
     const run = async (source: string, how: 'graphql-js' | 'compiled') => {
       const document = parse(source);
       statements = 0;
+      texts = [];
       const result = (how === 'compiled'
         ? await compiledOperation(schema, document)!.run.query(undefined, contextValue(), {})
         : await execute({ schema, document, contextValue: contextValue() })) as ExecutionResult;
-      return { result: JSON.parse(JSON.stringify(result)) as ExecutionResult, statements };
+      return { result: JSON.parse(JSON.stringify(result)) as ExecutionResult, statements, texts };
     };
+
+    it('the nested read (a person with organizations) is one statement of the gateway\'s own, on both executors', async () => {
+      const source = '{ person(oid: "1000000001") { oid firstName organizations { chief admin active organization { oid shortName } } } }';
+      for (const how of ['graphql-js', 'compiled'] as const) {
+        const { result, texts } = await run(source, how);
+        expect(result.errors).toBeUndefined();
+        expect(result.data).toMatchObject({ person: { oid: '1000000001', organizations: [{ organization: { oid: '2000000001' } }, { chief: true, organization: { oid: '2000000002' } }] } });
+        expect(texts).toHaveLength(1);
+        expect(texts[0]).toMatch(/json_agg\(json_build_object\('id', m\."id"/);
+      }
+    });
 
     it.each([
       ['a person with organizations', '{ person(oid: "1000000001") { oid lastName organizations { chief role organization { oid shortName members { person { oid } } } } } }'],

@@ -3,7 +3,7 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { statementsOf } from '../src/db/statements.js';
-import { personByOid } from '../src/db/sql/personRow.js';
+import { personByOid, personWithMemberships } from '../src/db/sql/personRow.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 
 // The gateway's own statements read the same rows whether they run on PostgreSQL's pool directly or through Prisma.
@@ -50,6 +50,37 @@ describe.each(DATABASES)('statements (%s)', (kind) => {
       expect(row).toEqual(await database.prisma.person.findUnique({ where: { oid: '100' } }));
       expect(row?.rIdDoc).toBe(9_007_199_254_740_993n);
       expect(await personByOid(database.prisma, '101')).toBeNull();
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it('a person with their memberships (and organizations) reads as Prisma\'s findFirst with that include reads it', async () => {
+    const org = (oid: string) => ({ oid, shortName: `S${oid}`, fullName: `F${oid}`, type: 'LEGAL', inn: oid === '901' ? null : '7707083893' });
+    await database.prisma.organization.createMany({ data: [org('902'), org('901'), org('903')] });
+    await database.prisma.person.createMany({
+      data: ['200', '201'].map((oid) => ({ oid, firstName: 'A', lastName: 'B', eTag: 'e', stateFacts: [], updatedOn: new Date('2026-03-04T05:06:07.089Z') })),
+    });
+    await database.prisma.personOrganization.createMany({
+      data: [
+        { personOid: '200', organizationOid: '903', position: 'P "quoted"', chief: true, startDate: new Date('2020-01-02T03:04:05.006Z'), endDate: null },
+        { personOid: '200', organizationOid: '901', role: 'employee', admin: true, startDate: null, endDate: new Date('1999-12-31T23:59:59.999Z'), email: 'a@b.c' },
+        { personOid: '200', organizationOid: '902', active: false, startDate: new Date('2026-06-30T00:00:00.000Z') },
+      ],
+    });
+    const zone = process.env.TZ;
+    process.env.TZ = 'Pacific/Chatham';
+    try {
+      for (const withOrganization of [true, false]) {
+        const include = { memberships: { orderBy: { organizationOid: 'asc' as const }, ...(withOrganization && { include: { organization: true } }) } };
+        for (const oid of ['200', '201', '299']) {
+          expect(await personWithMemberships(database.prisma, oid, withOrganization)).toEqual(await database.prisma.person.findFirst({ where: { oid }, include }));
+        }
+      }
+      const read = await personWithMemberships(database.prisma, '200', true);
+      expect(read!.memberships.map((m) => m.organizationOid)).toEqual(['901', '902', '903']);
+      expect(read!.memberships[0]!.endDate).toEqual(new Date('1999-12-31T23:59:59.999Z'));
     } finally {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Person, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { NotFoundError } from '../errors.js';
-import { personByOid } from '../db/sql/personRow.js';
+import { personByOid, personWithMemberships } from '../db/sql/personRow.js';
 
 // The identity area over Prisma: read-only lookups of persons and organizations, and the person record of spec 2.3.
 
@@ -85,20 +85,42 @@ export function matchesETag(ifNoneMatch: string | undefined, eTag: string): bool
 }
 
 // findFirst, not findUnique: findUnique goes through Prisma's batching loader, which measured ~2x slower per lookup here.
-// A lookup that loads no relation is the gateway's own statement (src/db/sql/personRow.ts): through the Prisma client
-// it cost the gateway about as much CPU again as the rest of the request.
+// The record alone, and the record with its organizations (the nested read of the legacy getPersonOrganizationsById
+// and of `person { organizations }`), are the gateway's own statements (src/db/sql/personRow.ts): through the Prisma
+// client they cost the gateway about as much CPU again as the rest of the request. Any other query is Prisma's.
 export async function getPerson<Q extends Omit<Prisma.PersonFindFirstArgs, 'where'>>(db: PrismaClient, oid: string, query: Q) {
-  const person = loadsRowOnly(query)
-    ? ((await personByOid(db, oid)) as Prisma.PersonGetPayload<Q> | null)
-    : await db.person.findFirst({ ...query, where: { oid } });
+  const memberships = loadsRowOnly(query) ? 'none' : membershipsAsked(query);
+  const person =
+    memberships === 'none'
+      ? await personByOid(db, oid)
+      : memberships
+        ? await personWithMemberships(db, oid, memberships === 'with organization')
+        : await db.person.findFirst({ ...query, where: { oid } });
   if (!person) throw new NotFoundError(`person "${oid}" not found`);
-  return person;
+  return person as Prisma.PersonGetPayload<Q>;
 }
 
 /** A query that asks for the record alone: no relation, no narrowed selection. */
 function loadsRowOnly(query: { include?: unknown; select?: unknown }): boolean {
   return query.select == null && (query.include == null || Object.keys(query.include).length === 0);
 }
+
+/**
+ * Whether a query asks for exactly the record and its memberships in organization order, each with or without its
+ * organization; null for any other query.
+ */
+function membershipsAsked(query: { include?: unknown; select?: unknown }): 'with organization' | 'alone' | null {
+  if (query.select != null || !isRecord(query.include) || !onlyKeys(query.include, ['memberships'])) return null;
+  const memberships = query.include.memberships;
+  if (!isRecord(memberships) || !onlyKeys(memberships, ['orderBy', 'include'])) return null;
+  const { orderBy, include } = memberships;
+  if (!isRecord(orderBy) || !onlyKeys(orderBy, ['organizationOid']) || orderBy.organizationOid !== 'asc') return null;
+  if (include === undefined) return 'alone';
+  return isRecord(include) && onlyKeys(include, ['organization']) && include.organization === true ? 'with organization' : null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const onlyKeys = (value: Record<string, unknown>, keys: string[]) => Object.keys(value).every((key) => keys.includes(key));
 
 export async function getOrganization<Q extends Omit<Prisma.OrganizationFindFirstArgs, 'where'>>(db: PrismaClient, oid: string, query: Q) {
   const organization = await db.organization.findFirst({ ...query, where: { oid } });
