@@ -30,6 +30,31 @@ describe.each(DATABASES)('queues on %s', (kind) => {
     expect(again.body.error).toMatchObject({ code: CONFLICT, data: { code: 'CONFLICT' } });
   });
 
+  it('queues created at once (sharing statements) are answered as if each came alone, one per name, each announced', async () => {
+    const names = Array.from({ length: 24 }, (_, i) => `q.burst-${i}`);
+    const signals = names.map((name) => t.gateway.services.bus.subscribe('queue', name));
+    const create = (name: string, params: Record<string, unknown>, door: 'rpc' | 'graphql') =>
+      door === 'rpc'
+        ? rpc(url, 'createQueue', { name, ...params }).then((r) => (r.body.result ? { name: r.body.result.name as string, rate: r.body.result.rate as number } : r.body.error.data.code))
+        : gql(url, 'mutation($i: CreateQueueInput!) { createQueue(input: $i) { name rate } }', { i: { name, ...params } }).then((r) => r.data?.createQueue ?? r.errors![0]!.extensions!.code);
+    const answers = await Promise.all([
+      ...names.map((name, i) => create(name, { rate: 2, labels: ['burst'] }, i % 2 ? 'rpc' : 'graphql')),
+      ...names.slice(0, 6).map((name) => create(name, { description: 'the same name, other columns' }, 'rpc')),
+      ...names.slice(6, 12).map((name, i) => create(name, { rate: 3, labels: ['burst'] }, i % 2 ? 'rpc' : 'graphql')),
+    ]);
+    for (const name of names) {
+      const wins = answers.filter((a) => typeof a === 'object' && a.name === name);
+      expect(wins, name).toHaveLength(1);
+      expect(answers.filter((a) => a === 'CONFLICT')).toHaveLength(12);
+      const stored = (await rpc(url, 'getQueue', { name })).body.result;
+      expect(stored).toMatchObject({ name, rate: wins[0]!.rate });
+    }
+    for (const [i, signal] of signals.entries()) {
+      expect((await signal.next()).value).toEqual({ kind: 'event', detail: names[i] });
+      await signal.return!();
+    }
+  });
+
   it('createQueue names every bad field and writes nothing', async () => {
     const r = await rpc(url, 'createQueue', { name: 'bad name!', rate: 0, labels: 'x', extra: 1 });
     expect(r.body.error.code).toBe(INVALID_PARAMS);

@@ -3,8 +3,9 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { pushTargetsOf, type PushTarget } from '../channels/fcm.js';
 import { assertChannelUrlsAllowed, type AdapterChannelName } from '../channels/index.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
-import { acceptNotifications as acceptStatement, type AcceptOutcome, type AcceptRequest } from '../db/sql/acceptNotifications.js';
+import { acceptNotifications as acceptStatement, type AcceptRequest } from '../db/sql/acceptNotifications.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
+import { groupCommitPer } from '../db/group-commit.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import {
   ATTACHMENT_CHUNK_CHARS,
@@ -108,7 +109,7 @@ export interface AcceptOptions {
 /**
  * Stores a valid request as one notification per delivery unit, with its Idempotency-Key record when given, and
  * announces it so a delivery worker wakes: ONE statement (src/db/sql/acceptNotifications.ts), shared by the requests
- * that arrive while earlier statements are in flight (group commit, see AcceptQueue). Answers once it committed.
+ * that arrive while earlier statements are in flight (group commit, see acceptQueueOf). Answers once it committed.
  * A retried key returns the first answer; the same key with another body is CONFLICT.
  */
 export async function acceptNotifications<K extends SendChannel>(
@@ -152,7 +153,7 @@ export async function acceptNotifications<K extends SendChannel>(
   };
   const keptSince = new Date(now.getTime() - options.idempotencyTtlMs);
   for (let attempt = 1; ; attempt++) {
-    const answer = await acceptQueueOf(db).submit(accept, keptSince);
+    const answer = await acceptQueueOf(db).submit({ request: accept, keptSince });
     switch (answer.outcome) {
       case 'accepted':
         return result;
@@ -183,93 +184,23 @@ async function replayed(db: PrismaClient, systemId: string, key: string, hash: s
 
 /** Requests in one acceptance statement at most (its units' JSON and the NOTIFY payloads stay small). */
 const MAX_BATCH = 64;
-/**
- * Acceptance statements in flight per process; requests arriving meanwhile wait and share the next one. One measured
- * best (bench:notifications, 16 connections: ~3,000/s with groups of ~3.6 requests, vs ~2,550/s and ~2 with two).
- */
-const MAX_IN_FLIGHT = 1;
 
-interface Waiting {
+interface Acceptance {
   request: AcceptRequest;
   keptSince: Date;
-  done: (outcome: AcceptOutcome) => void;
-  failed: (error: unknown) => void;
 }
 
 /**
- * Group commit of acceptances. Every NOTIFY serializes its transaction's commit with every other notifying commit of
- * the server (PostgreSQL holds a global lock from pre-commit to the end of the commit, WAL flush included): one
- * statement per request capped acceptance at that lock's rate, far below plain INSERTs. Here at most MAX_IN_FLIGHT
- * statements run; requests arriving meanwhile are stored together by the next one (one commit, one NOTIFY), each
- * answered when that statement committed. Alone (light load) a request goes at once. A failed shared statement is
- * retried request by request, so one request's error is never another's (the unit ids are fixed: no duplicates).
+ * Acceptances share statements (group commit, src/db/group-commit.ts), one statement in flight per process: one
+ * measured best (bench:notifications, 16 connections: ~3,000/s with groups of ~3.6 requests, vs ~2,550/s and ~2 with
+ * two). No two requests with the same key of a system share one (the second waits for the next).
  */
-class AcceptQueue {
-  private readonly waiting: Waiting[] = [];
-  private inFlight = 0;
-  constructor(private readonly db: PrismaClient) {}
-
-  submit(request: AcceptRequest, keptSince: Date): Promise<AcceptOutcome> {
-    return new Promise((done, failed) => {
-      this.waiting.push({ request, keptSince, done, failed });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length) {
-      const batch = this.take();
-      this.inFlight += 1;
-      void this.run(batch).finally(() => {
-        this.inFlight -= 1;
-        this.pump();
-      });
-    }
-  }
-
-  /** Up to MAX_BATCH waiting requests, oldest first; no two with the same key of a system (the second waits). */
-  private take(): Waiting[] {
-    const batch: Waiting[] = [];
-    const keys = new Set<string>();
-    for (let i = 0; i < this.waiting.length && batch.length < MAX_BATCH; ) {
-      const w = this.waiting[i]!;
-      const k = w.request.key === null ? null : `${w.request.systemId}\0${w.request.key}`;
-      if (k !== null && keys.has(k)) {
-        i++;
-        continue;
-      }
-      if (k !== null) keys.add(k);
-      batch.push(w);
-      this.waiting.splice(i, 1);
-    }
-    return batch;
-  }
-
-  private async run(batch: Waiting[]): Promise<void> {
-    // One keptSince per statement: the latest (a request is never judged by an older TTL window than its own).
-    const keptSince = new Date(Math.max(...batch.map((w) => w.keptSince.getTime())));
-    try {
-      const outcomes = await acceptStatement(this.db, batch.map((w) => w.request), keptSince);
-      batch.forEach((w, i) => w.done(outcomes[i]!));
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.failed(error);
-        return;
-      }
-      for (const w of batch) {
-        await acceptStatement(this.db, [w.request], w.keptSince).then((outcomes) => w.done(outcomes[0]!), w.failed);
-      }
-    }
-  }
-}
-
-const queues = new WeakMap<PrismaClient, AcceptQueue>();
-
-function acceptQueueOf(db: PrismaClient): AcceptQueue {
-  let queue = queues.get(db);
-  if (!queue) queues.set(db, (queue = new AcceptQueue(db)));
-  return queue;
-}
+const acceptQueueOf = groupCommitPer((db: PrismaClient) => ({
+  maxBatch: MAX_BATCH,
+  keyOf: ({ request }: Acceptance) => (request.key === null ? null : `${request.systemId}\0${request.key}`),
+  // One keptSince per statement: the latest (a request is never judged by an older TTL window than its own).
+  write: (batch: Acceptance[]) => acceptStatement(db, batch.map((a) => a.request), new Date(Math.max(...batch.map((a) => a.keptSince.getTime())))),
+}));
 
 // ---- Channel settings and files (admin) ----
 

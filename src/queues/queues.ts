@@ -2,7 +2,8 @@ import type { PrismaClient, Queue, Prisma } from '../generated/prisma/client.js'
 import { ConflictError, NotFoundError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
-import { insertQueue } from '../db/sql/insertQueue.js';
+import { givenColumns, insertQueues, type NewQueue } from '../db/sql/insertQueue.js';
+import { groupCommitPer } from '../db/group-commit.js';
 import { pageQueues } from '../db/sql/pageQueues.js';
 import { queueByName } from '../db/sql/queueRow.js';
 import type { Page, Window } from '../pagination.js';
@@ -36,8 +37,20 @@ async function changeQueue(db: PrismaClient, name: string, run: (tx: Prisma.Tran
   );
 }
 
+/**
+ * Queues created at the same time share one statement and one NOTIFY (group commit, src/db/group-commit.ts): a NOTIFY
+ * per creation capped creations at PostgreSQL's notify-commit lock. Two creations of one name never share one: the
+ * later one finds the name taken, as if it came after.
+ */
+const creations = groupCommitPer((db: PrismaClient) => ({
+  maxBatch: 50,
+  keyOf: (queue: NewQueue) => queue.name,
+  shapeOf: givenColumns,
+  write: (queues: NewQueue[]) => insertQueues(db, queues),
+}));
+
 export async function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
-  const queue = await insertQueue(db, input);
+  const queue = await creations(db).submit(input);
   if (!queue) throw new ConflictError(`queue "${input.name}" already exists`);
   return queue;
 }

@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/client.js';
-import { EVENTS_CHANNEL, eventPayload } from './notifyEvent.js';
+import { EVENTS_CHANNEL } from './notifyEvent.js';
 import { statementsOf } from '../statements.js';
 import { QUEUE_COLUMNS } from './queueRow.js';
 
@@ -11,23 +11,34 @@ export interface NewQueue {
   status?: 'OPEN' | 'CLOSE' | undefined;
 }
 
+/** The columns a new queue may give, with their SQL types; a column not given takes the table's default. */
+const GIVEN_COLUMNS = { name: 'text', description: 'text', rate: 'int', labels: 'text[]', status: '"QueueStatus"' } as const;
+type Column = keyof typeof GIVEN_COLUMNS;
+
+/** The columns a new queue gives: queues share a statement only when they give the same ones. */
+export function givenColumns(queue: NewQueue): string {
+  return (Object.keys(GIVEN_COLUMNS) as Column[]).filter((column) => queue[column] !== undefined).join(',');
+}
+
 /**
- * Inserts a queue and announces it in one statement (one round trip, atomic like a transaction: the NOTIFY is
- * delivered only if the row commits). Columns not given take the table's defaults. Null when the name is taken.
+ * Inserts queues that give the same columns (givenColumns), with distinct names, and announces them, in one statement
+ * (one round trip, atomic like a transaction: the NOTIFY is delivered only if the rows commit). Answers each queue's
+ * row, in order, or null where the name was taken. At most 50 queues (the NOTIFY payload, under 8,000 bytes, names
+ * them all).
  */
-export async function insertQueue(db: PrismaClient, queue: NewQueue): Promise<Queue | null> {
-  const given: [string, Prisma.Sql][] = [['name', Prisma.sql`${queue.name}`]];
-  if (queue.description !== undefined) given.push(['description', Prisma.sql`${queue.description}`]);
-  if (queue.rate !== undefined) given.push(['rate', Prisma.sql`${queue.rate}::int`]);
-  if (queue.labels !== undefined) given.push(['labels', Prisma.sql`${queue.labels}::text[]`]);
-  if (queue.status !== undefined) given.push(['status', Prisma.sql`${queue.status}::"QueueStatus"`]);
-  const columns = Prisma.join(given.map(([column]) => Prisma.raw(`"${column}"`)));
-  const values = Prisma.join(given.map(([, value]) => value));
+export async function insertQueues(db: PrismaClient, queues: NewQueue[]): Promise<(Queue | null)[]> {
+  const columns = givenColumns(queues[0]!).split(',') as Column[];
+  const names = Prisma.raw(columns.map((column) => `"${column}"`).join(', '));
+  const types = Prisma.raw(columns.map((column) => `"${column}" ${GIVEN_COLUMNS[column]}`).join(', '));
   const rows = await statementsOf(db).rows<Queue>(Prisma.sql`
     WITH created AS (
-      INSERT INTO "Queue" (${columns}) VALUES (${values}) ON CONFLICT ("name") DO NOTHING
+      INSERT INTO "Queue" (${names}) SELECT ${names} FROM json_to_recordset(${JSON.stringify(queues)}::json) AS given(${types})
+      ON CONFLICT ("name") DO NOTHING
       RETURNING ${QUEUE_COLUMNS}
+    ), announced AS (
+      SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('topic', 'queue', 'keys', json_agg("name"))::text) FROM created HAVING count(*) > 0
     )
-    SELECT created.* FROM created CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, ${eventPayload('queue', queue.name)})) AS announced`);
-  return rows[0] ?? null;
+    SELECT created.* FROM created WHERE (SELECT count(*) FROM announced) >= 0`);
+  const byName = new Map(rows.map((row) => [row.name, row]));
+  return queues.map((queue) => byName.get(queue.name) ?? null);
 }

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { GroupCommit } from '../src/db/group-commit.js';
+
+// The batching rules of group commit, with a writer that records its statements (the SQL of each user is tested on
+// real databases: queues.test.ts, notifications-accept.test.ts).
+
+interface Item {
+  id: number;
+  key?: string;
+  shape?: string;
+  bad?: boolean;
+}
+
+function recorder(options: { maxBatch?: number; maxInFlight?: number } = {}) {
+  const statements: number[][] = [];
+  let release: (() => void) | undefined;
+  const commit = new GroupCommit<Item, string>({
+    maxBatch: options.maxBatch ?? 10,
+    maxInFlight: options.maxInFlight ?? 1,
+    keyOf: (item) => item.key ?? null,
+    shapeOf: (item) => item.shape ?? '',
+    async write(items) {
+      statements.push(items.map((item) => item.id));
+      // The first statement stays in flight until released, so the items after it queue up.
+      if (statements.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      if (items.some((item) => item.bad)) throw new Error(items.length === 1 ? `item ${items[0]!.id} is bad` : 'a shared statement failed');
+      return items.map((item) => `wrote ${item.id}`);
+    },
+  });
+  return { commit, statements, release: () => release?.() };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('group commit', () => {
+  it('an item alone goes at once; items arriving meanwhile share the next statement, each answered with its own result', async () => {
+    const { commit, statements, release } = recorder();
+    const first = commit.submit({ id: 1 });
+    await settle();
+    expect(statements).toEqual([[1]]);
+    const later = [2, 3, 4].map((id) => commit.submit({ id }));
+    await settle();
+    expect(statements).toEqual([[1]]);
+    release();
+    expect(await Promise.all([first, ...later])).toEqual(['wrote 1', 'wrote 2', 'wrote 3', 'wrote 4']);
+    expect(statements).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it('at most maxBatch items per statement, oldest first', async () => {
+    const { commit, statements, release } = recorder({ maxBatch: 2 });
+    const all = [1, 2, 3, 4, 5, 6].map((id) => commit.submit({ id }));
+    await settle();
+    release();
+    await Promise.all(all);
+    expect(statements).toEqual([[1], [2, 3], [4, 5], [6]]);
+  });
+
+  it('two items with one key never share a statement; only items of one shape do', async () => {
+    const { commit, statements, release } = recorder();
+    const all = [
+      { id: 1 },
+      { id: 2, key: 'a' },
+      { id: 3, key: 'a' },
+      { id: 4, key: 'b', shape: 'x' },
+      { id: 5, key: 'b' },
+      { id: 6, key: 'a' },
+    ].map((item) => commit.submit(item));
+    await settle();
+    release();
+    await Promise.all(all);
+    expect(statements).toEqual([[1], [2, 5], [3], [4], [6]]);
+  });
+
+  it('a failed shared statement is retried item by item: only the bad item fails', async () => {
+    const { commit, statements, release } = recorder();
+    const first = commit.submit({ id: 1 });
+    const later = [{ id: 2 }, { id: 3, bad: true }, { id: 4 }].map((item) => commit.submit(item).catch((error: Error) => error.message));
+    await settle();
+    release();
+    await first;
+    expect(await Promise.all(later)).toEqual(['wrote 2', 'item 3 is bad', 'wrote 4']);
+    expect(statements).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+  });
+
+  it('maxInFlight statements run at once', async () => {
+    const { commit, statements, release } = recorder({ maxInFlight: 2 });
+    const all = [1, 2, 3].map((id) => commit.submit({ id }));
+    // Both statements begin at once (a writer starts synchronously); the third item waits for one of them.
+    expect(statements).toEqual([[1], [2]]);
+    release();
+    await Promise.all(all);
+    expect(statements).toEqual([[1], [2], [3]]);
+  });
+});
