@@ -2,7 +2,7 @@ import type { PrismaClient, Queue, Prisma } from '../generated/prisma/client.js'
 import { ConflictError, NotFoundError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
-import { givenColumns, insertQueues, type NewQueue } from '../db/sql/insertQueue.js';
+import { givenColumns, insertQueues, MAX_QUEUES_PER_STATEMENT, type NewQueue } from '../db/sql/insertQueue.js';
 import { groupCommitPer } from '../db/group-commit.js';
 import { pageQueues } from '../db/sql/pageQueues.js';
 import { queueByName } from '../db/sql/queueRow.js';
@@ -43,7 +43,7 @@ async function changeQueue(db: PrismaClient, name: string, run: (tx: Prisma.Tran
  * later one finds the name taken, as if it came after.
  */
 const creations = groupCommitPer((db: PrismaClient) => ({
-  maxBatch: 50,
+  maxBatch: MAX_QUEUES_PER_STATEMENT,
   keyOf: (queue: NewQueue) => queue.name,
   shapeOf: givenColumns,
   write: (queues: NewQueue[]) => insertQueues(db, queues),

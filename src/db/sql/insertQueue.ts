@@ -20,11 +20,13 @@ export function givenColumns(queue: NewQueue): string {
   return (Object.keys(GIVEN_COLUMNS) as Column[]).filter((column) => queue[column] !== undefined).join(',');
 }
 
+/** Queues in one statement at most: the NOTIFY payload names them all and must stay under 8,000 bytes (names <= 128). */
+export const MAX_QUEUES_PER_STATEMENT = 50;
+
 /**
  * Inserts queues that give the same columns (givenColumns), with distinct names, and announces them, in one statement
  * (one round trip, atomic like a transaction: the NOTIFY is delivered only if the rows commit). Answers each queue's
- * row, in order, or null where the name was taken. At most 50 queues (the NOTIFY payload, under 8,000 bytes, names
- * them all).
+ * row, in order, or null where the name was taken. At most MAX_QUEUES_PER_STATEMENT queues.
  */
 export async function insertQueues(db: PrismaClient, queues: NewQueue[]): Promise<(Queue | null)[]> {
   const columns = givenColumns(queues[0]!).split(',') as Column[];
