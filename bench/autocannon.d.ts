@@ -25,6 +25,8 @@ declare module 'autocannon' {
   }
   export interface Result {
     requests: Histogram & { total: number };
+    /** Seconds the run took. */
+    duration: number;
     latency: Histogram;
     non2xx: number;
     errors: number;

@@ -4,11 +4,16 @@
 // filled with 1,000 queues, 200 organizations and 10,000 persons in 3 organizations each. Five servers over it, each
 // in its own process with a pg pool of 10: PostGraphile 5 (pinned devDependency, Amber preset), graphql-yoga with
 // hand-written resolvers over raw pg, bare node:http + pg, and the gateway as its Dockerfile runs it (compiled,
-// NODE_ENV=production; AUTH off, no workers), loaded through both of its doors; the peers too run with NODE_ENV=production. Four cases, each target loaded in turn with the same autocannon
-// settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 8 after a 3 s warm-up): read one queue by name, list a page of 50
-// queues with the total count, read a person with their organizations (nested), create a queue (write). Reads pick
-// a random row per request; writes use a new name per request, and the rows are counted afterwards.
-// Prints req/s, p99, server CPU per request and each target's ratio to PostGraphile, as a Markdown table.
+// NODE_ENV=production; AUTH off, no workers), loaded through both of its doors; the peers too run with
+// NODE_ENV=production. Four cases: read one queue by name, list a page of 50 queues with the total count, read a
+// person with their organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
+// new name per request, and the rows are counted afterwards.
+// Each case loads every target with the same autocannon settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 8 in all after
+// a BENCH_WARM_UP_SECONDS 3 warm-up), in BENCH_ROUNDS (4) interleaved rounds of BENCH_SECONDS / BENCH_ROUNDS each, the
+// order turning every round: a slow spell of a shared host then falls on every target alike instead of on whichever
+// ran during it (BENCH_ROUNDS=1 loads each target once, one after another).
+// Prints req/s, p99 (median of the rounds), the server's and PostgreSQL's CPU per request and each target's ratio to
+// PostGraphile, as a Markdown table.
 // BENCH_CASES=read,write and BENCH_DOORS=gateway,PostGraphile keep only the cases / targets whose names start so.
 import autocannon, { type RequestShape, type Result } from 'autocannon';
 import pg from 'pg';
@@ -16,12 +21,13 @@ import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES } from './fixtures.js';
-import { cpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, postgresCpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 const ONLY = process.env.BENCH_CASES?.split(',');
 const QUEUES = 1000;
 const PERSONS = 10_000;
@@ -124,25 +130,76 @@ const CASES: BenchCase[] = [
 interface Row {
   bench: string;
   door: Door;
-  result: Result;
+  requestsPerSecond: number;
+  /** Median of the rounds' p99 latencies. */
+  p99: number;
   cpuMsPerRequest: number;
+  postgresCpuMsPerRequest: number;
 }
 
-async function measure(bench: BenchCase, door: Door, server: Child): Promise<Row> {
+/** One target of a case: its caller and server, and what its rounds added up to. */
+interface Target {
+  door: Door;
+  server: Child;
+  load(duration: number): Promise<Result>;
+  requests: number;
+  seconds: number;
+  cpuSeconds: number;
+  postgresCpuSeconds: number;
+  p99s: number[];
+}
+
+function target(bench: BenchCase, door: Door, server: Child): Target {
   const doorIndex = DOORS.indexOf(door);
   const caller = bench.callers[door];
-  const sample = caller(bench.pick(doorIndex));
+  const load = (duration: number) =>
+    autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
+  return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [] };
+}
+
+/** One request through the target first: an error answer stops the bench before anything is measured. */
+async function checkAnswer(bench: BenchCase, door: Door, server: Child): Promise<void> {
+  const sample = bench.callers[door](bench.pick(DOORS.indexOf(door)));
   const answer = await fetch(`${server.url}${sample.request.path}`, { method: sample.request.method, headers: sample.request.headers, body: sample.request.body, signal: AbortSignal.timeout(10_000) });
   const text = await answer.text();
   if (!answer.ok || !text.includes(sample.expect) || /"errors?"\s*:/.test(text)) throw new Error(`${door}, ${bench.name}: unexpected answer ${answer.status} ${text.slice(0, 500)}`);
-  const run = (duration: number) =>
-    autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
-  if (WARM_UP_SECONDS > 0) await run(WARM_UP_SECONDS);
-  const cpuBefore = cpuSeconds(server.process.pid!);
-  const result = await run(SECONDS);
-  const cpuMsPerRequest = ((cpuSeconds(server.process.pid!) - cpuBefore) * 1000) / Math.max(1, result.requests.total);
-  if (result.non2xx || result.errors || result.timeouts) throw new Error(`${door}, ${bench.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { bench: bench.name, door, result, cpuMsPerRequest };
+}
+
+async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<void> {
+  const pid = t.server.process.pid!;
+  const cpuBefore = cpuSeconds(pid);
+  const postgresBefore = postgresCpuSeconds();
+  const result = await t.load(seconds);
+  if (result.non2xx || result.errors || result.timeouts) throw new Error(`${t.door}, ${bench.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  t.cpuSeconds += cpuSeconds(pid) - cpuBefore;
+  t.postgresCpuSeconds += postgresCpuSeconds() - postgresBefore;
+  t.requests += result.requests.total;
+  t.seconds += result.duration;
+  t.p99s.push(result.latency.p99);
+}
+
+/** Warms every target up, then loads them in ROUNDS interleaved rounds, the order turning by one each round. */
+async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
+  for (const t of targets) {
+    console.error(`bench: ${bench.name} / ${t.door} (warm-up)`);
+    await checkAnswer(bench, t.door, t.server);
+    if (WARM_UP_SECONDS > 0) await t.load(WARM_UP_SECONDS);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    console.error(`bench: ${bench.name}, round ${round + 1} of ${ROUNDS}`);
+    for (let i = 0; i < targets.length; i++) await loadOnce(bench, targets[(round + i) % targets.length]!, SECONDS / ROUNDS);
+  }
+  return targets.map((t) => {
+    const p99s = [...t.p99s].sort((a, b) => a - b);
+    return {
+      bench: bench.name,
+      door: t.door,
+      requestsPerSecond: t.requests / t.seconds,
+      p99: p99s[Math.floor((p99s.length - 1) / 2)]!,
+      cpuMsPerRequest: (t.cpuSeconds * 1000) / Math.max(1, t.requests),
+      postgresCpuMsPerRequest: (t.postgresCpuSeconds * 1000) / Math.max(1, t.requests),
+    };
+  });
 }
 
 async function main(): Promise<void> {
@@ -174,14 +231,11 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     for (const bench of CASES) {
       if (ONLY && !ONLY.some((only) => bench.name.startsWith(only))) continue;
-      for (const door of DOORS) {
-        if (process.env.BENCH_DOORS && !process.env.BENCH_DOORS.split(',').some((d) => door.startsWith(d))) continue;
-        console.error(`bench: ${bench.name} / ${door}`);
-        rows.push(await measure(bench, door, servers[door]!));
-      }
+      const doors = DOORS.filter((door) => !process.env.BENCH_DOORS || process.env.BENCH_DOORS.split(',').some((d) => door.startsWith(d)));
+      rows.push(...(await measure(bench, doors.map((door) => target(bench, door, servers[door]!)))));
       if (bench.name.startsWith('write')) {
-        // Every acknowledged write is in the table (the sample, the warm-up and the measured run).
-        for (const door of rows.filter((r) => r.bench === bench.name).map((r) => r.door)) {
+        // Every acknowledged write is in the table (the sample, the warm-up and the measured rounds).
+        for (const door of doors) {
           const { rows: counted } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "Queue" WHERE name LIKE $1`, [`w${DOORS.indexOf(door)}-%`]);
           if (Number(counted[0]!.n) < 1) throw new Error(`${door}: no queue was written`);
         }
@@ -189,17 +243,17 @@ async function main(): Promise<void> {
     }
     await client.end();
 
-    console.log(`\nbench:graphql: ${CONNECTIONS} connections, ${SECONDS} s per target after ${WARM_UP_SECONDS} s of warm-up, one PostgreSQL database, Node ${process.version}\n`);
-    console.log(`| case | target | req/s | p99 ms | server CPU ms/req | vs ${BASELINE} |`);
-    console.log('|---|---|---:|---:|---:|---:|');
+    console.log(`\nbench:graphql: ${CONNECTIONS} connections, ${SECONDS} s per target in ${ROUNDS} interleaved rounds after ${WARM_UP_SECONDS} s of warm-up, one PostgreSQL database, Node ${process.version}\n`);
+    console.log(`| case | target | req/s | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req | vs ${BASELINE} |`);
+    console.log('|---|---|---:|---:|---:|---:|---:|');
     for (const row of rows) {
       const base = rows.find((r) => r.bench === row.bench && r.door === BASELINE);
-      const ratio = base ? `${(row.result.requests.average / base.result.requests.average).toFixed(2)}x` : 'not measured';
-      console.log(`| ${row.bench} | ${row.door} | ${row.result.requests.average.toFixed(0)} | ${row.result.latency.p99} | ${row.cpuMsPerRequest.toFixed(3)} | ${ratio} |`);
+      const ratio = base ? `${(row.requestsPerSecond / base.requestsPerSecond).toFixed(2)}x` : 'not measured';
+      console.log(`| ${row.bench} | ${row.door} | ${row.requestsPerSecond.toFixed(0)} | ${row.p99} | ${row.cpuMsPerRequest.toFixed(3)} | ${row.postgresCpuMsPerRequest.toFixed(3)} | ${ratio} |`);
     }
     console.log('\ngoals: each gateway door >= 1.0x PostGraphile 5 in every case; the legacy door >= the GraphQL door');
     for (const bench of CASES) {
-      const of = (door: Door) => rows.find((r) => r.bench === bench.name && r.door === door)?.result.requests.average;
+      const of = (door: Door) => rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
       const base = of(BASELINE);
       const viaGraphql = of('gateway GraphQL');
       const viaLegacy = of('gateway legacy');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
@@ -82,6 +82,29 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL server on this machine: every process named postgres, and the postmaster's
+ * children that have exited (a peer's pool may close idle connections between runs). NaN when none runs here.
+ */
+export function postgresCpuSeconds(): number {
+  let ticks = 0;
+  let found = false;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const parent = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      if (parent !== 'postgres') ticks += Number(fields[13]) + Number(fields[14]); // the postmaster: cutime, cstime
+      found = true;
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  return found ? ticks / 100 : Number.NaN;
 }
 
 export interface LoadResult {
