@@ -10,6 +10,7 @@ import { ValidationError } from '../src/errors.js';
 import { DATABASES } from './helpers/databases.js';
 import { gql, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { identityFixture, LONE, NARROW, WIDE } from './helpers/identity-fixture.js';
+import { sendTogether } from './helpers/together.js';
 
 // The four identity paths of spec 4.1 over HTTP, their GraphQL twins, scopes, ETag/304, import and the query count.
 
@@ -151,6 +152,24 @@ describe.each(DATABASES)('identity on %s', (kind) => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields.map((f: { field: string }) => f.field).sort()).toEqual(['query.pageIndex', 'query.pageSize']);
     expect((await get(url, `/api/data/orgs/getPersonEmplOrganizationsById?oid=${WIDE}`, { 'x-idpscopes': 'snils' })).status).toBe(403);
+  });
+
+  it('reads of one person arriving together (one statement) are each filtered by their own X-IdpScopes, on both doors', async () => {
+    const query = `query($oid: String!) { person(oid: $oid) { ${PERSON_FIELDS.join(' ')} } }`;
+    const nonNull = (person: Record<string, unknown>) => Object.keys(person).filter((field) => person[field] !== null).sort();
+    // With no header every field is released: the fields this person has at all.
+    const held = new Set(nonNull((await gql(url, query, { oid: WIDE })).data!.person));
+    const headers = ['', 'fullname', 'snils', 'id_doc', 'fullname snils inn'];
+    const expected = (header: string) => [...new Set([...BASE_FIELDS, ...header.split(' ').filter(Boolean).flatMap((scope) => SCOPE_FIELDS[scope as keyof typeof SCOPE_FIELDS])])].sort();
+    const asked = [...headers, ...headers, ...headers];
+    const answers = await sendTogether(url, [
+      ...asked.map((header) => ({ method: 'GET' as const, path: `/api/data/getPersonById?oid=${WIDE}`, headers: { 'x-idpscopes': header } })),
+      ...asked.map((header) => ({ method: 'POST' as const, path: '/graphql', headers: { 'content-type': 'application/json', 'x-idpscopes': header }, body: JSON.stringify({ query, variables: { oid: WIDE } }) })),
+    ]);
+    asked.forEach((header, i) => {
+      expect(Object.keys(answers[i]!.body).sort()).toEqual(expected(header));
+      expect(nonNull(answers[asked.length + i]!.body.data.person)).toEqual(expected(header).filter((field) => held.has(field)));
+    });
   });
 
   it('GraphQL person and organization: nested lists, paging and the same scope filter', async () => {

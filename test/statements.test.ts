@@ -4,6 +4,7 @@ import { applyMigrations } from '../src/db/migrations.js';
 import { Prisma } from '../src/generated/prisma/client.js';
 import { statementsOf } from '../src/db/statements.js';
 import { personByOid, personWithMemberships } from '../src/db/sql/personRow.js';
+import { queueByName } from '../src/db/sql/queueRow.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 
 // The gateway's own statements read the same rows whether they run on PostgreSQL's pool directly or through Prisma.
@@ -84,6 +85,28 @@ describe.each(DATABASES)('statements (%s)', (kind) => {
     } finally {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;
+    }
+  });
+
+  it('reads asked together (one statement) answer each key as a read alone does, whatever the key holds', async () => {
+    const names = ['NULL', 'a,b', 'x"y', 'back\\slash', '{braces}', "it's", 'ünï ∂'];
+    for (const name of names) await database.prisma.queue.create({ data: { name, description: name } });
+    const asked = [...names, 'q', 'nobody', 'NULL', 'q'];
+    const together = await Promise.all(asked.map((name) => queueByName(database.prisma, name)));
+    const alone = [];
+    for (const name of asked) alone.push(await queueByName(database.prisma, name));
+    expect(together).toEqual(alone);
+    expect(together.map((queue) => queue?.name ?? null)).toEqual([...names, 'q', null, 'NULL', 'q']);
+    expect(together[names.length + 2]).not.toBe(together[0]);
+
+    const oids = ['200', '100', '299', '201', '200'];
+    const persons = await Promise.all(oids.map((oid) => personByOid(database.prisma, oid)));
+    expect(persons).toEqual(await Promise.all(oids.map((oid) => database.prisma.person.findUnique({ where: { oid } }))));
+    for (const withOrganization of [true, false]) {
+      const include = { memberships: { orderBy: { organizationOid: 'asc' as const }, ...(withOrganization && { include: { organization: true } }) } };
+      const read = await Promise.all(oids.map((oid) => personWithMemberships(database.prisma, oid, withOrganization)));
+      expect(read).toEqual(await Promise.all(oids.map((oid) => database.prisma.person.findFirst({ where: { oid }, include }))));
+      expect(read[4]!.memberships[0]).not.toBe(read[0]!.memberships[0]);
     }
   });
 

@@ -21,15 +21,17 @@ function scopesOf(ctx: GraphQLContext): GrantedScopes {
   return scopes;
 }
 
-const filteredByPerson = new WeakMap<Person, Partial<identity.PersonView>>();
+// The view is kept with the scopes it was filtered for: a row object is never meant to be shared between operations,
+// but if one ever were, another caller's view would be filtered anew, never handed on.
+const filteredByPerson = new WeakMap<Person, { scopes: GrantedScopes; view: Partial<identity.PersonView> }>();
 
 /** The person as the granted scopes release it (one filter for GraphQL and REST: src/identity/scopes.ts). */
 function released(person: Person, ctx: GraphQLContext): Partial<identity.PersonView> {
-  let view = filteredByPerson.get(person);
-  if (!view) {
-    view = filterPerson(identity.personView(person), scopesOf(ctx));
-    filteredByPerson.set(person, view);
-  }
+  const scopes = scopesOf(ctx);
+  const known = filteredByPerson.get(person);
+  if (known?.scopes === scopes) return known.view;
+  const view = filterPerson(identity.personView(person), scopes);
+  filteredByPerson.set(person, { scopes, view });
   return view;
 }
 

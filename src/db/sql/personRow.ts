@@ -1,11 +1,15 @@
 import { Prisma, type Organization, type Person, type PersonOrganization, type PrismaClient } from '../../generated/prisma/client.js';
 import { statementsOf } from '../statements.js';
+import { coalescedRead } from '../coalesced-reads.js';
 
-/** One person's row by oid, or null (the record alone: relations are Prisma's). */
-export async function personByOid(db: PrismaClient, oid: string): Promise<Person | null> {
-  const rows = await statementsOf(db).rows<Person>(Prisma.sql`SELECT * FROM "Person" WHERE "oid" = ${oid}`);
-  return rows[0] ?? null;
-}
+/**
+ * One person's row by oid, or null (the record alone: relations are Prisma's). Reads arriving together share a
+ * statement (src/db/coalesced-reads.ts).
+ */
+export const personByOid = coalescedRead<PrismaClient, string, Person>({
+  rows: (db, oids) => statementsOf(db).rows<Person>(Prisma.sql`SELECT * FROM "Person" WHERE "oid" = ANY(${oids}::text[])`),
+  keyOf: (person) => person.oid,
+});
 
 export type MembershipRow = PersonOrganization & { organization?: Organization };
 
@@ -15,22 +19,28 @@ export type MembershipRow = PersonOrganization & { organization?: Organization }
  * { organization: true } } }`, in one statement that PostgreSQL runs in about three quarters of the CPU of Prisma's JSONB
  * one (pgbench, docs/decisions.md), and without the client's result processing.
  */
-export async function personWithMemberships(db: PrismaClient, oid: string, withOrganization: boolean): Promise<(Person & { memberships: MembershipRow[] }) | null> {
-  const { memberships, join } = withOrganization ? WITH_ORGANIZATION : ALONE;
-  const rows = await statementsOf(db).rows<Person & { memberships: MembershipRow[] }>(Prisma.sql`
+export function personWithMemberships(db: PrismaClient, oid: string, withOrganization: boolean): Promise<PersonWithMemberships | null> {
+  return (withOrganization ? withOrganizations : alone)(db, oid);
+}
+
+type PersonWithMemberships = Person & { memberships: MembershipRow[] };
+
+/** The persons of `oids` with their memberships, in one statement. */
+async function personsWithMemberships(db: PrismaClient, oids: string[], { memberships, join }: { memberships: Prisma.Sql; join: Prisma.Sql }): Promise<PersonWithMemberships[]> {
+  const persons = await statementsOf(db).rows<PersonWithMemberships>(Prisma.sql`
     SELECT p.*, (
       SELECT coalesce(json_agg(${memberships} ORDER BY m."organizationOid"), '[]')
       FROM "PersonOrganization" m ${join} WHERE m."personOid" = p."oid"
     ) AS "memberships"
-    FROM "Person" p WHERE p."oid" = ${oid}`);
-  const person = rows[0];
-  if (!person) return null;
+    FROM "Person" p WHERE p."oid" = ANY(${oids}::text[])`);
   // JSON carries a timestamp without time zone as ISO text without an offset; Prisma reads it as UTC.
-  for (const membership of person.memberships) {
-    membership.startDate = utcDate(membership.startDate as unknown as string | null);
-    membership.endDate = utcDate(membership.endDate as unknown as string | null);
+  for (const person of persons) {
+    for (const membership of person.memberships) {
+      membership.startDate = utcDate(membership.startDate as unknown as string | null);
+      membership.endDate = utcDate(membership.endDate as unknown as string | null);
+    }
   }
-  return person;
+  return persons;
 }
 
 // Made once: the column lists come from Prisma's generated model, which does not change while the process runs.
@@ -39,6 +49,13 @@ const WITH_ORGANIZATION = {
   memberships: Prisma.sql`json_build_object(${jsonFields(Prisma.PersonOrganizationScalarFieldEnum, 'm')}, 'organization', ${jsonObject(Prisma.OrganizationScalarFieldEnum, 'o')})`,
   join: Prisma.sql`JOIN "Organization" o ON o."oid" = m."organizationOid"`,
 };
+
+// Reads arriving together share a statement (src/db/coalesced-reads.ts), one kind of statement each.
+const alone = coalescedRead<PrismaClient, string, PersonWithMemberships>({ rows: (db, oids) => personsWithMemberships(db, oids, ALONE), keyOf: (person) => person.oid });
+const withOrganizations = coalescedRead<PrismaClient, string, PersonWithMemberships>({
+  rows: (db, oids) => personsWithMemberships(db, oids, WITH_ORGANIZATION),
+  keyOf: (person) => person.oid,
+});
 
 const utcDate = (text: string | null) => (text === null ? null : new Date(`${text}Z`));
 

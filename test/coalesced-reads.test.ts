@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { coalescedRead } from '../src/db/coalesced-reads.js';
+
+// The rules of coalesced reads, with a reader that records its statements (the SQL of each user is tested against
+// Prisma's own reads on both databases in statements.test.ts).
+
+interface Row {
+  key: string;
+  value: { n: number };
+}
+
+function recorder(options: { maxBatch?: number; failWhen?: (keys: string[]) => boolean } = {}) {
+  const statements: string[][] = [];
+  const db = {};
+  const read = coalescedRead<object, string, Row>({
+    rows: async (_db, keys) => {
+      statements.push(keys);
+      if (options.failWhen?.(keys)) throw new Error(`refused ${keys.join(',')}`);
+      return keys.filter((key) => !key.startsWith('missing')).map((key) => ({ key, value: { n: key.length } }));
+    },
+    keyOf: (row) => row.key,
+    ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
+  });
+  return { read: (key: string) => read(db, key), readFrom: read, statements };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('coalesced reads', () => {
+  it('reads asked in one turn of the event loop share one statement, each answered with its own row', async () => {
+    const { read, statements } = recorder();
+    const rows = await Promise.all([read('a'), read('bb'), read('missing'), read('ccc')]);
+    expect(statements).toEqual([['a', 'bb', 'missing', 'ccc']]);
+    expect(rows).toEqual([{ key: 'a', value: { n: 1 } }, { key: 'bb', value: { n: 2 } }, null, { key: 'ccc', value: { n: 3 } }]);
+  });
+
+  it('reads of later turns go in later statements: nothing is kept between statements', async () => {
+    const { read, statements } = recorder();
+    const first = read('a');
+    await nextTurn();
+    const second = read('a');
+    await Promise.all([first, second]);
+    expect(statements).toEqual([['a'], ['a']]);
+    expect(await read('a')).not.toBe(await first);
+  });
+
+  it('one key asked twice is read once, and each read gets a row object of its own', async () => {
+    const { read, statements } = recorder();
+    const [one, two] = await Promise.all([read('a'), read('a')]);
+    expect(statements).toEqual([['a']]);
+    expect(one).toEqual(two);
+    expect(one).not.toBe(two);
+    expect(one!.value).not.toBe(two!.value);
+  });
+
+  it('a shared statement that fails is read again key by key: only the failing key fails', async () => {
+    const { read, statements } = recorder({ failWhen: (keys) => keys.includes('bad') });
+    const answers = await Promise.allSettled([read('a'), read('bad'), read('c')]);
+    expect(statements).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+    expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[1] as PromiseRejectedResult).reason).toEqual(new Error('refused bad'));
+  });
+
+  it('a read alone that fails fails with the statement\'s own error', async () => {
+    const { read, statements } = recorder({ failWhen: () => true });
+    await expect(read('a')).rejects.toThrow('refused a');
+    expect(statements).toEqual([['a']]);
+  });
+
+  it('at most maxBatch keys go in one statement', async () => {
+    const { read, statements } = recorder({ maxBatch: 2 });
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map(read));
+    expect(statements).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+  });
+
+  it('reads of different databases never share a statement', async () => {
+    const { readFrom, statements } = recorder();
+    const [one, other] = [{}, {}];
+    await Promise.all([readFrom(one, 'a'), readFrom(other, 'b'), readFrom(one, 'c')]);
+    expect(statements).toEqual([['a', 'c'], ['b']]);
+  });
+});
