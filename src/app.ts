@@ -231,7 +231,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     if (Symbol.asyncIterator in result) throw new Error('a legacy route ran a subscription');
     return result;
   };
-  const runOperation = options.tracing ? runEnveloped : runDirectly.run;
+  const runOperation = options.tracing ? runEnveloped : runDirectly.runRoute;
 
   const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, yoga);
   try {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, parse, type ExecutionResult } from 'graphql';
 import { buildSchema } from '../src/graphql/schema.js';
-import { compiledOperation } from '../src/graphql/plugins/use-compiled-execution.js';
+import { compiledOperation, executeCompiled } from '../src/graphql/plugins/use-compiled-execution.js';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { seedDemoData } from '../src/identity/demo.js';
@@ -16,6 +16,29 @@ describe('compiled execution', () => {
     expect(compiledOperation(schema, parse('{ queues(first: 50) { totalCount nodes { name } } }'))).not.toBeNull();
     expect(compiledOperation(schema, parse('{ person(oid: "1") { oid firstName } }'))).not.toBeNull();
     expect(compiledOperation(schema, parse('{ person(oid: "1") { oid organizations { chief organization { oid } } } }'))).not.toBeNull();
+  });
+
+  it('variables made by a legacy route are coerced once, by the compiled operation; what it refuses is answered by graphql-js, word for word', async () => {
+    const document = parse('query($n: String!, $first: Int) { queues(first: $first) { totalCount } queue(name: $n) { name } }');
+    const contextValue = {} as never;
+    let fallbacks = 0;
+    const fallback = (args: Parameters<typeof execute>[0]) => {
+      fallbacks++;
+      return execute(args);
+    };
+    for (const variableValues of [{ n: 5 }, { n: 'q', first: 'ten' }, { n: 'q', first: 2 ** 40 }, {}, { n: null }]) {
+      fallbacks = 0;
+      const args = { schema, document, contextValue, variableValues };
+      const fromRoute = await executeCompiled(args, fallback, { variablesFromRoute: true });
+      expect(fallbacks).toBe(1);
+      expect(JSON.parse(JSON.stringify(fromRoute))).toEqual(JSON.parse(JSON.stringify(await execute(args))));
+      expect(fromRoute.errors![0]!.message).toMatch(/^Variable "\$(n|first)"/);
+    }
+    // Variables that coerce run compiled, without graphql-js.
+    fallbacks = 0;
+    const plain = await executeCompiled({ schema, document: parse('query($n: String!) { __typename }'), contextValue, variableValues: { n: 'q' } }, fallback, { variablesFromRoute: true });
+    expect(plain).toEqual({ data: { __typename: 'Query' } });
+    expect(fallbacks).toBe(0);
   });
 
   describe('relations a parent preloaded (Pothos finds them by the identity of the response path)', () => {

@@ -32,6 +32,11 @@ const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> 
 
 export interface OperationRunner {
   run: GraphQLRunner;
+  /**
+   * The same for a legacy route's own document, whose variables the route made from parameters its rule validated:
+   * they are coerced once, by the compiled operation (src/graphql/plugins/use-compiled-execution.ts).
+   */
+  runRoute: GraphQLRunner;
   /** Whether `document` passes validation against the schema (worked out once per document). */
   isValid(document: DocumentNode): boolean;
   /** The masking every error a client sees goes through (an error thrown by a guard, say). */
@@ -50,15 +55,17 @@ export function operationRunner(parts: OperationParts): OperationRunner {
     }
     return errors;
   };
-  const run: GraphQLRunner = async (request, document, query, variables, operationName) => {
-    const errors = validationErrors(document);
-    if (errors.length) return { errors };
-    const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
-    const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
-    const done = parts.observe(args);
-    const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled));
-    done(result);
-    return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
-  };
-  return { run, isValid: (document) => validationErrors(document).length === 0, mask: parts.mask };
+  const runWith =
+    (variablesFromRoute: boolean): GraphQLRunner =>
+    async (request, document, query, variables, operationName) => {
+      const errors = validationErrors(document);
+      if (errors.length) return { errors };
+      const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
+      const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
+      const done = parts.observe(args);
+      const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute }));
+      done(result);
+      return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
+    };
+  return { run: runWith(false), runRoute: runWith(true), isValid: (document) => validationErrors(document).length === 0, mask: parts.mask };
 }

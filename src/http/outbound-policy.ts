@@ -19,6 +19,8 @@ const REFUSED_BY_AGENT = /^DNS lookup .* is not allowed\./;
 export class OutboundPolicy {
   private readonly hosts: ReadonlySet<string>;
   private readonly addresses: readonly string[];
+  /** OUTBOUND_ALLOW's addresses and CIDRs, parsed once: a webhook's literal address is judged on every request. */
+  private readonly allowedRanges: readonly AllowedRange[];
   private readonly filtering: { http: Agent; https: Agent };
   private readonly trusted: { http: Agent; https: Agent };
 
@@ -26,6 +28,7 @@ export class OutboundPolicy {
   constructor(readonly allow: readonly string[] = []) {
     this.addresses = allow.filter((entry) => isIP(entry) !== 0 || isCidr(entry));
     this.hosts = new Set(allow.filter((entry) => !this.addresses.includes(entry)).map((h) => h.toLowerCase()));
+    this.allowedRanges = this.addresses.map(allowedRange);
     const filter = { allowPrivateIPAddress: false, allowMetaIPAddress: false, allowIPAddressList: [...this.addresses], denyIPAddressList: [] };
     this.filtering = { http: new RequestFilteringHttpAgent({ ...AGENT_OPTIONS, ...filter }), https: new RequestFilteringHttpsAgent({ ...AGENT_OPTIONS, ...filter }) };
     // Allow-listed hosts are the operator's own: their addresses may be private.
@@ -65,7 +68,7 @@ export class OutboundPolicy {
     if (host === 'localhost' || host.endsWith('.localhost')) return `targets ${host}, a loopback name; ${RULE}`;
     if (isIP(host) === 0) return null;
     const address = ipaddr.process(host);
-    if (this.addresses.some((entry) => matches(address, entry))) return null;
+    if (this.allowedRanges.some((allowed) => matches(address, allowed))) return null;
     const range = address.range();
     return range === 'unicast' ? null : `targets ${host}, a ${RANGE_NAMES[range] ?? range} address; ${RULE}`;
   }
@@ -117,12 +120,15 @@ function isCidr(entry: string): boolean {
   }
 }
 
-function matches(address: ipaddr.IPv4 | ipaddr.IPv6, entry: string): boolean {
-  try {
-    if (isIP(entry) !== 0) return ipaddr.process(entry).toString() === address.toString();
-    const [range, bits] = ipaddr.parseCIDR(entry);
-    return address.kind() === range.kind() && address.match(range, bits);
-  } catch {
-    return false;
-  }
+/** An allowed address is a range of one address (32 or 128 bits). */
+type AllowedRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+function allowedRange(entry: string): AllowedRange {
+  if (isIP(entry) === 0) return ipaddr.parseCIDR(entry);
+  const address = ipaddr.process(entry);
+  return [address, address.kind() === 'ipv4' ? 32 : 128];
+}
+
+function matches(address: ipaddr.IPv4 | ipaddr.IPv6, [range, bits]: AllowedRange): boolean {
+  return address.kind() === range.kind() && address.match(range, bits);
 }

@@ -59,13 +59,20 @@ type Executor = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResu
 /**
  * Runs `args` compiled when its variables coerce (graphql-js coerces them first: its messages name the variable and
  * path and carry the scalar's own reason); otherwise, or when it cannot be compiled, on `fallback`.
+ * `variablesFromRoute`: the variables were made by a legacy route from parameters its rule validated, so the compiled
+ * function's own coercion is the check, and only what it refuses is run again on `fallback` (graphql-js's errors,
+ * word for word); the graphql-js pass that comes first otherwise is skipped.
  */
-export function executeCompiled(args: ExecutionArgs, fallback: Executor): ExecutionResult | Promise<ExecutionResult> {
+export function executeCompiled(args: ExecutionArgs, fallback: Executor, { variablesFromRoute = false } = {}): ExecutionResult | Promise<ExecutionResult> {
   const operation = compiledOperation(args.schema, args.document, args.operationName);
   if (!operation) return fallback(args);
-  const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
-  if (coerced.errors) return fallback(args);
+  if (!variablesFromRoute) {
+    const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
+    if (coerced.errors) return fallback(args);
+  }
   const result = operation.run.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  // graphql-jit answers variables it cannot coerce with errors and no data at all (a run that began has `data`).
+  if (variablesFromRoute && !(result instanceof Promise) && !('data' in result)) return fallback(args);
   const source = args.document.loc?.source;
   if (!source) return result;
   return result instanceof Promise ? result.then((done) => located(done, source)) : located(result, source);
