@@ -21,7 +21,7 @@ import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES } from './fixtures.js';
-import { cpuSeconds, postgresCpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -189,17 +189,14 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
     console.error(`bench: ${bench.name}, round ${round + 1} of ${ROUNDS}`);
     for (let i = 0; i < targets.length; i++) await loadOnce(bench, targets[(round + i) % targets.length]!, SECONDS / ROUNDS);
   }
-  return targets.map((t) => {
-    const p99s = [...t.p99s].sort((a, b) => a - b);
-    return {
-      bench: bench.name,
-      door: t.door,
-      requestsPerSecond: t.requests / t.seconds,
-      p99: p99s[Math.floor((p99s.length - 1) / 2)]!,
-      cpuMsPerRequest: (t.cpuSeconds * 1000) / Math.max(1, t.requests),
-      postgresCpuMsPerRequest: (t.postgresCpuSeconds * 1000) / Math.max(1, t.requests),
-    };
-  });
+  return targets.map((t) => ({
+    bench: bench.name,
+    door: t.door,
+    requestsPerSecond: t.requests / t.seconds,
+    p99: median(t.p99s),
+    cpuMsPerRequest: (t.cpuSeconds * 1000) / Math.max(1, t.requests),
+    postgresCpuMsPerRequest: (t.postgresCpuSeconds * 1000) / Math.max(1, t.requests),
+  }));
 }
 
 async function main(): Promise<void> {

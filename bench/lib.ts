@@ -71,11 +71,18 @@ export function startGateway(env: Record<string, string>): Promise<Child> {
   });
 }
 
+/** A process's /proc/PID/stat, from its state field on (index 1 the parent, 11-14 utime, stime, cutime, cstime). */
+function statFields(pid: number | string): string[] {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
+/** utime + stime, in clock ticks. */
+const ownTicks = (fields: string[]) => Number(fields[11]) + Number(fields[12]);
+
 /** CPU seconds used so far by a process and its descendants (Linux /proc; NaN elsewhere): robust to a busy machine. */
 export function cpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    let ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+    let ticks = ownTicks(statFields(pid));
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
     for (const child of children ? children.split(' ') : []) ticks += cpuSeconds(Number(child)) * 100;
     return ticks / 100;
@@ -95,9 +102,9 @@ export function postgresCpuSeconds(): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const fields = statFields(entry);
       const parent = readFileSync(`/proc/${fields[1]}/comm`, 'utf8').trim();
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      ticks += ownTicks(fields);
       if (parent !== 'postgres') ticks += Number(fields[13]) + Number(fields[14]); // the postmaster: cutime, cstime
       found = true;
     } catch {
@@ -105,6 +112,12 @@ export function postgresCpuSeconds(): number {
     }
   }
   return found ? ticks / 100 : Number.NaN;
+}
+
+/** The middle value (the lower of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 export interface LoadResult {

@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import { freshDatabase } from '../test/helpers/databases.js';
-import { runBench } from './lib.js';
+import { median, runBench } from './lib.js';
 
 interface CannonResult {
   requests: { average: number; total: number };
@@ -84,11 +84,11 @@ async function main(): Promise<void> {
     const accepting = await startGateway({ ...db.env, DELIVERY_WORKER: 'off' }, nodeArgs);
     // Made once the gateway has migrated the database (one commit, taken off the count below).
     await client.query(`CREATE TABLE bench_insert (LIKE "Notification" INCLUDING DEFAULTS INCLUDING INDEXES)`);
+    // The webhook request each acceptance sends, and the payload each plain INSERT stores.
     const body = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
     const acceptFor = (duration: number) =>
       autocannon({ url: `${accepting.url}/v1/systems/bench/webhook`, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, duration });
     const pool = new pg.Pool({ connectionString: db.url, max: CONNECTIONS });
-    const payload = JSON.stringify({ url: sinkUrl, method: 'POST', body: { text: 'Your passport is ready' } });
     // CONNECTIONS concurrent clients, each INSERTing one row at a time for `duration` seconds: how many, in how long.
     const insertFor = async (duration: number) => {
       let inserted = 0;
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
             await pool.query(
               `INSERT INTO bench_insert (id, "incomingId", "systemId", channel, type, recipient, payload, status, "availableAt", "createTime", "updateTime")
                VALUES ($1, $2, 'bench', 'webhook', 'webhook', $3, $4, 'PENDING', now(), now(), now())`,
-              [randomUUID(), randomUUID(), sinkUrl, payload],
+              [randomUUID(), randomUUID(), sinkUrl, body],
             );
             inserted += 1;
           }
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     await pool.end();
     const acceptedPerSecond = accepted / acceptingSeconds;
     const insertsPerSecond = inserted / insertingSeconds;
-    const p99 = [...p99s].sort((a, b) => a - b)[Math.floor((p99s.length - 1) / 2)]!;
+    const p99 = median(p99s);
     // The gateway's and the pool's connections are closed: their statistics are flushed. Each plain INSERT is one
     // commit of its own, and so is the CREATE TABLE; the gateway's start (migrations, LISTEN) is included in the rest.
     const commitsPerAccepted = (await commits()) - commitsBefore - insertedInAll - 1;

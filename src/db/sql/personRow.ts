@@ -6,10 +6,12 @@ import { coalescedRead } from '../coalesced-reads.js';
  * One person's row by oid, or null (the record alone: relations are Prisma's). Reads arriving together share a
  * statement (src/db/coalesced-reads.ts).
  */
-export const personByOid = coalescedRead<PrismaClient, string, Person>({
-  rows: (db, oids) => statementsOf(db).rows<Person>(Prisma.sql`SELECT * FROM "Person" WHERE "oid" = ANY(${oids}::text[])`),
-  keyOf: (person) => person.oid,
-});
+export const personByOid = byOid((db, oids) => statementsOf(db).rows<Person>(Prisma.sql`SELECT * FROM "Person" WHERE "oid" = ANY(${oids}::text[])`));
+
+/** Reads of persons by oid that arrive together, answered by one statement of `rows`. */
+function byOid<P extends Person>(rows: (db: PrismaClient, oids: string[]) => Promise<P[]>) {
+  return coalescedRead<PrismaClient, string, P>({ rows, keyOf: (person) => person.oid });
+}
 
 export type MembershipRow = PersonOrganization & { organization?: Organization };
 
@@ -51,11 +53,8 @@ const WITH_ORGANIZATION = {
 };
 
 // Reads arriving together share a statement (src/db/coalesced-reads.ts), one kind of statement each.
-const alone = coalescedRead<PrismaClient, string, PersonWithMemberships>({ rows: (db, oids) => personsWithMemberships(db, oids, ALONE), keyOf: (person) => person.oid });
-const withOrganizations = coalescedRead<PrismaClient, string, PersonWithMemberships>({
-  rows: (db, oids) => personsWithMemberships(db, oids, WITH_ORGANIZATION),
-  keyOf: (person) => person.oid,
-});
+const alone = byOid((db, oids) => personsWithMemberships(db, oids, ALONE));
+const withOrganizations = byOid((db, oids) => personsWithMemberships(db, oids, WITH_ORGANIZATION));
 
 const utcDate = (text: string | null) => (text === null ? null : new Date(`${text}Z`));
 
