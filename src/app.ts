@@ -14,6 +14,8 @@ import { maskError } from './graphql/errors.js';
 import type { AppServices } from './services.js';
 import { useHealth } from './graphql/plugins/use-health.js';
 import { useLegacyRoutes } from './graphql/plugins/use-legacy-routes.js';
+import { legacyDoor } from './rest/legacy-door.js';
+import { legacyNodeDoor } from './http/legacy-node-door.js';
 import { allRpcRoutes } from './rest/routes.js';
 import { allHttpRoutes } from './rest/http-routes.js';
 import { createLogger, type Logger } from './log.js';
@@ -66,8 +68,11 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** `tracing`: started by `serve` when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/telemetry/); absent, nothing is traced. */
-export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing } = {}): Promise<Gateway> {
+/**
+ * `tracing`: started by `serve` when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/telemetry/); absent, nothing is traced.
+ * `legacyThroughYoga`: every legacy call through Yoga's plugins, as with tracing on (tests compare the two ways in).
+ */
+export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing; legacyThroughYoga?: boolean } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
   const database = await openDatabase(databaseOptions(config));
   let draining = false;
@@ -142,6 +147,15 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   // Every operation passes these, in this order, on every door.
   const guards = [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits.guard];
   const schema = buildSchema();
+  const legacy = legacyDoor({
+    rpcRoutes,
+    httpRoutes,
+    env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
+    maxBatchCalls: config.MAX_BATCH_CALLS,
+    requireKey: keyRequirement(config.AUTH, services.keys),
+    runGraphQL: () => runOperation,
+    traceCall: options.tracing?.traceLegacyCall,
+  });
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -191,16 +205,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       ...(options.tracing ? [] : [useCompiledExecution()]),
       queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
-      useLegacyRoutes({
-        rpcRoutes,
-        httpRoutes,
-        env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
-        maxBodyBytes: config.MAX_BODY_BYTES,
-        maxBatchCalls: config.MAX_BATCH_CALLS,
-        requireKey: keyRequirement(config.AUTH, services.keys),
-        runGraphQL: () => runOperation,
-        traceCall: options.tracing?.traceLegacyCall,
-      }),
+      useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],
   });
@@ -233,7 +238,20 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   };
   const runOperation = options.tracing ? runEnveloped : runDirectly.runRoute;
 
-  const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, yoga);
+  // Plain legacy calls skip Yoga's fetch adapter (src/http/legacy-node-door.ts); with tracing on, every request goes
+  // through Yoga, whose plugins and the HTTP instrumentation record its spans.
+  const legacyOverNode =
+    options.tracing || options.legacyThroughYoga
+      ? undefined
+      : legacyNodeDoor({
+          door: legacy,
+          maxBodyBytes: config.MAX_BODY_BYTES,
+          browserPolicy,
+          Request: yoga.fetchAPI.Request,
+          edges: [requestIds, metricsPlugin],
+          onError: (error) => log.error({ err: error }, 'a legacy path failed to answer'),
+        });
+  const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, legacyOverNode ? (req, res) => legacyOverNode(req, res) || yoga(req, res) : yoga);
   try {
     await listen(server, config.PORT, config.HOST);
   } catch (error) {

@@ -2,7 +2,7 @@ import type { FieldIssue } from '../errors.js';
 
 // JSON-RPC 2.0 envelopes and error codes: the standard ones, and the application codes this gateway documents
 // (docs/api.md "JSON-RPC errors"). JSON-RPC answers are HTTP 200, except a body over the size limit (413), a single
-// call refused for its key or rate (401, 403, 429) and a database outage (503, -32050; see use-legacy-routes.ts).
+// call refused for its key or rate (401, 403, 429) and a database outage (503, -32050; see legacy-door.ts).
 
 export const RPC_ERROR = {
   PARSE_ERROR: -32700,

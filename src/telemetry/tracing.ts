@@ -10,7 +10,7 @@ import { getCurrentOtelContext, setCurrentOtelContext, useOpenTelemetry } from '
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../graphql/plugins/use-request-id.js';
-import type { LegacyCallTracer } from '../graphql/plugins/use-legacy-routes.js';
+import type { LegacyAnswer, LegacyCallTracer } from '../rest/legacy-door.js';
 import { RPC_ERROR, type RpcResponse } from '../rest/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 
@@ -32,7 +32,7 @@ export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
 export interface Tracing {
   /** Envelop plugins, right after useRequestId: the request id onto the context, then the operation spans. */
   readonly plugins: Plugin[];
-  /** The span of one legacy call (src/graphql/plugins/use-legacy-routes.ts). */
+  /** The span of one legacy call (src/rest/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
   /** Exports the spans still buffered and stops; the last step of the gateway's shutdown. */
   shutdown(): Promise<void>;
@@ -213,8 +213,8 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
 }
 
 /** The answer on the span; an error status only for the gateway's failures, not for the caller's mistakes. */
-function describeOutcome(span: Span, outcome: RpcResponse | Response): void {
-  // A JSON-RPC answer has no numeric status; the legacy doors answer with Yoga's fetch API Response, not the platform's.
+function describeOutcome(span: Span, outcome: RpcResponse | LegacyAnswer): void {
+  // A JSON-RPC answer has no numeric status; a REST path's answer has one.
   if (!('jsonrpc' in outcome)) {
     span.setAttribute('http.response.status_code', outcome.status);
     if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });

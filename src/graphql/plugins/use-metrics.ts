@@ -6,6 +6,7 @@ import type { KeyVerifier } from '../../access/api-keys.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from './operation.js';
 import { originalRequest } from './remade-request.js';
+import type { RequestEdge } from './use-request-id.js';
 
 type OperationArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined };
 
@@ -21,7 +22,7 @@ export interface MetricsOptions {
 }
 
 /** `observeOperation` counts and times one operation run outside Yoga's execute (the legacy paths'). */
-export function useMetrics(options: MetricsOptions): Plugin & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void } {
+export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void } {
   const { metrics } = options;
   const started = new WeakMap<Request, number>();
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -43,10 +44,24 @@ export function useMetrics(options: MetricsOptions): Plugin & { observeOperation
     return (result: ExecutionResult | undefined) => observe(shape?.type ?? 'unknown', fields, result, (performance.now() - start) / 1000);
   };
 
+  const begin = (request: Request) => {
+    started.set(request, performance.now());
+  };
+  const finish = (request: Request, pathname: string, status: number) => {
+    const start = started.get(originalRequest(request));
+    if (start === undefined) return undefined;
+    const path = options.pathLabel(pathname);
+    metrics.httpRequests.inc({ method: request.method, path, status: String(status) });
+    metrics.httpDuration.observe({ method: request.method, path }, (performance.now() - start) / 1000);
+    return undefined;
+  };
+
   return {
     observeOperation,
+    begin,
+    finish,
     async onRequest({ request, url, endResponse }) {
-      started.set(request, performance.now());
+      begin(request);
       if (url.pathname !== '/metrics') return;
       if (request.method !== 'GET') return endResponse(json(405, { error: { status: 405, code: 'METHOD_NOT_ALLOWED', message: '/metrics accepts GET only' } }, { allow: 'GET' }));
       if (options.auth === 'on') {
@@ -62,11 +77,7 @@ export function useMetrics(options: MetricsOptions): Plugin & { observeOperation
       endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
     },
     onResponse({ request, response }) {
-      const start = started.get(originalRequest(request));
-      if (start === undefined) return;
-      const path = options.pathLabel(new URL(request.url).pathname);
-      metrics.httpRequests.inc({ method: request.method, path, status: String(response.status) });
-      metrics.httpDuration.observe({ method: request.method, path }, (performance.now() - start) / 1000);
+      finish(request, new URL(request.url).pathname, response.status);
     },
     onExecute({ args }) {
       const done = observeOperation(args);
