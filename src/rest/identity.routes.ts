@@ -21,7 +21,10 @@ const byOid = z.object({ query: z.object({ oid: oidRule }), headers });
 
 /** Absent means "not released" (or simply not recorded): the legacy answers leave such fields out, as ESIA does. */
 function present<T extends object>(record: T): Partial<T> {
-  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+  // A loop, not Object.entries/filter/fromEntries: three arrays per element were ~1.5% of a nested legacy read.
+  const kept: Partial<T> = {};
+  for (const key in record) if (record[key] !== null && record[key] !== undefined) kept[key] = record[key];
+  return kept;
 }
 
 /** ESIA collections: `stateFacts: ["hasSize"]`, `size`, `elements`, and no links. */
