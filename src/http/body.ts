@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { PayloadTooLargeError } from '../errors.js';
 
 /** Reads a request body as text, refusing (413) anything over `maxBytes` without buffering the excess. */
@@ -32,4 +33,43 @@ export function declaredLength(request: Request): number {
 
 export function bodyTooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`request body is over the limit of ${maxBytes} bytes`);
+}
+
+/** The caller closed the connection before its body ended: there is nobody to answer. */
+export class ClientGone extends Error {}
+
+/** readBodyText for a node:http request (src/http/legacy-node-door.ts): the same limit, read from the stream itself. */
+export function readNodeBodyText(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      // The answer closes the connection (Connection: close), so the rest of the body is never read.
+      done();
+      req.pause();
+      reject(bodyTooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const onGone = () => {
+      done();
+      reject(new ClientGone('the request ended before its body did'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onGone);
+  });
 }

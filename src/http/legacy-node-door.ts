@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestEdge } from '../graphql/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyDoor } from '../rest/legacy-door.js';
-import { bodyTooLarge } from './body.js';
+import { ClientGone, readNodeBodyText } from './body.js';
 import { browserRefusal, type BrowserPolicy } from './browser-policy.js';
 
 // The legacy door straight on node:http. A legacy call that is plainly one (a documented path with its method, no
@@ -41,16 +41,16 @@ export function legacyNodeDoor(options: LegacyNodeDoorOptions): (req: IncomingMe
     }
     // A path URL parsing would change (dot segments, characters it escapes) is left to Yoga, which sees it parsed.
     if (url.pathname !== path) return false;
-    void serve(req, res, method, path, url);
+    void serve(req, res, method, raw, path, url);
     return true;
   };
 
-  async function serve(req: IncomingMessage, res: ServerResponse, method: string, path: string, url: URL): Promise<void> {
-    const request = new options.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method, headers: req.headers as Record<string, string> });
+  async function serve(req: IncomingMessage, res: ServerResponse, method: string, raw: string, path: string, url: URL): Promise<void> {
+    const request = new options.Request(`http://${req.headers.host ?? 'localhost'}${raw}`, { method, headers: req.headers as Record<string, string> });
     for (const edge of edges) edge.begin(request);
     let answer: LegacyAnswer | undefined;
     try {
-      answer = await door.answer({ request, method, path, searchParams: () => url.searchParams, text: () => readBody(req, options.maxBodyBytes) });
+      answer = await door.answer({ request, method, path, searchParams: () => url.searchParams, text: () => readNodeBodyText(req, options.maxBodyBytes) });
     } catch (error) {
       if (error instanceof ClientGone) return; // nobody to answer
       options.onError(error);
@@ -62,42 +62,4 @@ export function legacyNodeDoor(options: LegacyNodeDoorOptions): (req: IncomingMe
     res.writeHead(answer.status, headers);
     res.end(answer.body ?? undefined);
   }
-}
-
-class ClientGone extends Error {}
-
-/** The body as text, refusing (413) anything over `maxBytes` without buffering the excess. */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onGone);
-      req.off('close', onGone);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) return void chunks.push(chunk);
-      // The answer closes the connection (Connection: close), so the rest of the body is never read.
-      done();
-      req.pause();
-      reject(bodyTooLarge(maxBytes));
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    };
-    const onGone = () => {
-      done();
-      reject(new ClientGone('the request ended before its body did'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onGone);
-    req.on('close', onGone);
-  });
 }

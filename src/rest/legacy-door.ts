@@ -318,7 +318,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
  * when it carries a body.
  */
 const UNSUPPORTED_MEDIA_TYPE = 'Unsupported Media Type: send the body as application/json';
-export function writesBody(method: string, headers: { get(name: string): string | null; has(name: string): boolean }): boolean {
+function writesBody(method: string, headers: Headers): boolean {
   const length = headers.get('content-length');
   return method === 'POST' || (length !== null && length !== '0') || headers.has('transfer-encoding');
 }
