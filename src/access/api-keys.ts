@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { NotFoundError, ValidationError } from '../errors.js';
-import type { Page, Window } from '../pagination.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import { KEY_PATTERN, type CreateApiKeyInput } from './access-rules.js';
 import type { Principal } from './principal.js';
 
@@ -44,11 +44,11 @@ export async function createApiKey(db: PrismaClient, input: CreateApiKeyInput, k
 }
 
 export async function listApiKeys(db: PrismaClient, window: Window): Promise<Page<ApiKey>> {
-  const [items, totalCount] = await Promise.all([
-    db.apiKey.findMany({ select: PUBLIC_FIELDS, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: window.skip, take: window.take }),
-    db.apiKey.count(),
-  ]);
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => db.apiKey.findMany({ select: PUBLIC_FIELDS, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip, take }),
+    () => db.apiKey.count(),
+  );
 }
 
 /** Revokes by id or by prefix; revoking twice keeps the first revocation time. */

@@ -48,7 +48,7 @@ export async function createKey(config: Config, options: { name: string; scopes:
 
 /** One key a line, tab-separated, on stdout; an empty list says so on stderr, so stdout stays the list. */
 export async function listKeys(config: Config): Promise<void> {
-  const page = await withDatabase(config, (db) => listApiKeys(db, { skip: 0, take: 10_000 }));
+  const page = await withDatabase(config, (db) => listApiKeys(db, { skip: 0, take: 10_000, withTotal: false }));
   if (page.items.length === 0) {
     console.error(`There are no API keys yet. Create one with: ${npmForm(commandNamed('keys create'), ['--name', '<name>', '--scopes', '<scope,scope>'])}`);
     return;

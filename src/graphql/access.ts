@@ -45,7 +45,7 @@ builder.queryFields((t) => ({
     extensions: { scope: 'admin:all' },
     description: 'API keys, oldest first, a page at a time.',
     args: { ...pageArgs(t.arg) },
-    resolve: async (_root, args, ctx) => toConnection(await apiKeys.listApiKeys(ctx.db, windowFromArgs(ctx, args))),
+    resolve: async (_root, args, ctx, info) => toConnection(await apiKeys.listApiKeys(ctx.db, windowFromArgs(ctx, args, info))),
   }),
 }));
 

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind } from 'graphql';
+import { GraphQLError, Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { z } from 'zod';
 import { builder } from './builder.js';
 import { INSTANT_RANGE_MESSAGE, isStorableInstant, parseInput } from '../validation.js';
@@ -57,13 +57,38 @@ function cursorOffset(cursor: string): number {
   return Number(match[1]);
 }
 
-export function windowFromArgs(ctx: GraphQLContext, args: { first?: number | null; after?: string | null }): Window {
+/** The window a connection field's arguments ask for; the total is counted only when the query selects `totalCount`. */
+export function windowFromArgs(ctx: GraphQLContext, args: { first?: number | null; after?: string | null }, info: GraphQLResolveInfo): Window {
   const skip = args.after ? cursorOffset(args.after) + 1 : 0;
-  return parseInput(pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }), { skip, take: args.first ?? undefined }, 'first');
+  const window = parseInput(pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }), { skip, take: args.first ?? undefined }, 'first');
+  return { ...window, withTotal: selectsField(info, 'totalCount') };
+}
+
+/**
+ * Whether the field being resolved selects `name` directly (through fragments and inline fragments). Directives are
+ * not weighed: a field under `@skip` still counts as selected, which only costs the count it might have saved.
+ */
+export function selectsField(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>, name: string): boolean {
+  const seen = new Set<string>();
+  const within = (set: SelectionSetNode | undefined): boolean => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value === name) return true;
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        if (within(selection.selectionSet)) return true;
+      } else if (!seen.has(selection.name.value)) {
+        seen.add(selection.name.value);
+        if (within(info.fragments[selection.name.value]?.selectionSet)) return true;
+      }
+    }
+    return false;
+  };
+  return info.fieldNodes.some((node) => within(node.selectionSet));
 }
 
 export interface Connection<T> {
-  totalCount: number;
+  /** A promise when the page was read without its total (the field is then resolved by counting after all). */
+  totalCount: number | Promise<number>;
   nodes: T[];
   edges: { cursor: string; node: T }[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
@@ -73,15 +98,19 @@ export function toConnection<T>(page: Page<T>): Connection<T> {
   const startCursor = page.items.length ? offsetCursor(page.skip) : null;
   const endCursor = page.items.length ? offsetCursor(page.skip + page.items.length - 1) : null;
   let edges: Connection<T>['edges'] | undefined;
+  let counted: Promise<number> | undefined;
   return {
-    totalCount: page.totalCount,
+    // Counted here only if the selection said no total was wanted and the field is resolved all the same.
+    get totalCount() {
+      return page.totalCount ?? (counted ??= page.countTotal());
+    },
     nodes: page.items,
     // Made when a query selects them: most pages are read through `nodes`, and a cursor per item is work for nothing.
     get edges() {
       return (edges ??= page.items.map((node, i) => ({ cursor: offsetCursor(page.skip + i), node })));
     },
     pageInfo: {
-      hasNextPage: page.skip + page.items.length < page.totalCount,
+      hasNextPage: page.hasMore,
       hasPreviousPage: page.skip > 0,
       startCursor,
       endCursor,
@@ -101,7 +130,7 @@ export function defineConnection<T>(name: string, nodeRef: OutputRef<T>, what: s
   return builder.objectRef<Connection<T>>(`${name}Connection`).implement({
     description: `A page of ${what} items.`,
     fields: (t) => ({
-      totalCount: t.exposeInt('totalCount', { description: 'Number of items matching the filter, across all pages.' }),
+      totalCount: t.int({ description: 'Number of items matching the filter, across all pages.', resolve: (c) => c.totalCount }),
       nodes: t.field({ type: [nodeRef], description: `The ${what} items of this page.`, resolve: (c) => c.nodes as never }),
       edges: t.field({ type: [edge], description: 'The items of this page with their cursors.', resolve: (c) => c.edges }),
       pageInfo: t.field({ type: PageInfo, description: 'Where this page stands.', resolve: (c) => c.pageInfo }),

@@ -86,9 +86,9 @@ builder.queryFields((t) => ({
       orderBy: t.arg({ type: QueueOrderEnum, description: 'Order (default NAME_ASC).' }),
       ...pageArgs(t.arg),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const filter = validate(queueFilter, dropNulls(args.filter), 'filter');
-      const page = await queues.findQueues(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as QueueOrder, windowFromArgs(ctx, args));
+      const page = await queues.findQueues(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as QueueOrder, windowFromArgs(ctx, args, info));
       return toConnection(page);
     },
   }),

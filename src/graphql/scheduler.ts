@@ -243,9 +243,9 @@ builder.queryFields((t) => ({
       orderBy: t.arg({ type: JobOrderEnum, description: 'Order (default NAME_ASC).' }),
       ...pageArgs(t.arg),
     },
-    resolve: async (_r, args, ctx) => {
+    resolve: async (_r, args, ctx, info) => {
       const filter = validate(jobFilter, dropNullsDeep(args.filter), 'filter');
-      return toConnection(await scheduler.findJobs(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as JobOrder, windowFromArgs(ctx, args)));
+      return toConnection(await scheduler.findJobs(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as JobOrder, windowFromArgs(ctx, args, info)));
     },
   }),
   jobInstance: t.prismaField({
@@ -264,10 +264,10 @@ builder.queryFields((t) => ({
       orderBy: t.arg({ type: JobInstanceOrderEnum, description: 'Order (default SCHEDULED_TIME_DESC).' }),
       ...pageArgs(t.arg),
     },
-    resolve: async (_r, args, ctx) => {
+    resolve: async (_r, args, ctx, info) => {
       const filter = validate(jobInstanceFilter, dropNullsDeep(args.filter), 'filter');
       const order = (args.orderBy ?? 'SCHEDULED_TIME_DESC') as JobInstanceOrder;
-      return toConnection(await scheduler.findJobInstances(ctx.db, filter, order, windowFromArgs(ctx, args)));
+      return toConnection(await scheduler.findJobInstances(ctx.db, filter, order, windowFromArgs(ctx, args, info)));
     },
   }),
 }));

@@ -290,8 +290,8 @@ builder.queryFields((t) => ({
     extensions: { scope: 'signatures:read' },
     description: 'Audit records of verifications, newest first, a page at a time.',
     args: { filter: t.arg({ type: AuditFilterInput, description: 'Conditions on the records.' }), ...pageArgs(t.arg) },
-    resolve: async (_root, args, ctx) => {
-      const page = await findVerificationAudits(ctx.db, validate(auditFilterRules, dropNulls(args.filter), 'filter'), windowFromArgs(ctx, args));
+    resolve: async (_root, args, ctx, info) => {
+      const page = await findVerificationAudits(ctx.db, validate(auditFilterRules, dropNulls(args.filter), 'filter'), windowFromArgs(ctx, args, info));
       return toConnection(page);
     },
   }),

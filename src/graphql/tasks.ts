@@ -1,4 +1,5 @@
 import type { ArgBuilder } from '@pothos/core';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { GraphQLContext } from './context.js';
 import type { AppTypes } from './builder.js';
 import { builder } from './builder.js';
@@ -155,9 +156,9 @@ const keyArgs = (arg: ArgBuilder<AppTypes>) => ({
   name: arg.string({ required: true, description: 'Task name.' }),
 });
 
-async function taskPage(ctx: GraphQLContext, args: { filter?: object | null; orderBy?: string | null; first?: number | null; after?: string | null }, fixed: { queueName?: string } = {}) {
+async function taskPage(ctx: GraphQLContext, args: { filter?: object | null; orderBy?: string | null; first?: number | null; after?: string | null }, info: GraphQLResolveInfo, fixed: { queueName?: string } = {}) {
   const filter = validate(taskFilter, { ...dropNulls(args.filter), ...fixed }, 'filter');
-  return toConnection(await tasks.findTasks(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as tasks.TaskOrder, windowFromArgs(ctx, args)));
+  return toConnection(await tasks.findTasks(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as tasks.TaskOrder, windowFromArgs(ctx, args, info)));
 }
 
 builder.objectField(QueueRef, 'tasks', (t) =>
@@ -169,7 +170,7 @@ builder.objectField(QueueRef, 'tasks', (t) =>
       orderBy: t.arg({ type: TaskOrderEnum, description: 'Order (default NAME_ASC).' }),
       ...pageArgs(t.arg),
     },
-    resolve: (queue, args, ctx) => taskPage(ctx, args, { queueName: queue.name }),
+    resolve: (queue, args, ctx, info) => taskPage(ctx, args, info, { queueName: queue.name }),
   }),
 );
 
@@ -190,7 +191,7 @@ builder.queryFields((t) => ({
       orderBy: t.arg({ type: TaskOrderEnum, description: 'Order (default NAME_ASC).' }),
       ...pageArgs(t.arg),
     },
-    resolve: (_root, args, ctx) => taskPage(ctx, args),
+    resolve: (_root, args, ctx, info) => taskPage(ctx, args, info),
   }),
   tasksSummary: t.field({
     type: TasksSummaryRef,

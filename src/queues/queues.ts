@@ -4,9 +4,9 @@ import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { givenColumns, insertQueues, MAX_QUEUES_PER_STATEMENT, type NewQueue } from '../db/sql/insertQueue.js';
 import { groupCommitPer } from '../db/group-commit.js';
-import { pageQueues } from '../db/sql/pageQueues.js';
+import { countMatchingQueues, pageQueues, queuesOnPage } from '../db/sql/pageQueues.js';
 import { queueByName } from '../db/sql/queueRow.js';
-import type { Page, Window } from '../pagination.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
 
 // The queues area over Prisma. Inputs are already validated by the edge (queue-rules.ts).
@@ -22,8 +22,12 @@ export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
 }
 
 export async function findQueues(db: PrismaClient, filter: QueueFilter, order: QueueOrder, window: Window): Promise<Page<Queue>> {
-  const { items, totalCount } = await pageQueues(db, { ...filter, order, ...window });
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => queuesOnPage(db, { ...filter, order, skip, take }),
+    () => countMatchingQueues(db, filter),
+    (skip, take) => pageQueues(db, { ...filter, order, skip, take }),
+  );
 }
 
 /** Writes one queue change and announces it in the same transaction. */

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { LEASE_MARGIN_SECONDS } from '../db/sql/fireOccurrences.js';
-import type { Page, Window } from '../pagination.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import { nextOccurrence } from './cron.js';
 import type { JobExecutor, RunnableInstance } from './executor.js';
 import {
@@ -70,11 +70,11 @@ export async function findJobs(db: PrismaClient, filter: JobFilter, order: JobOr
     ...(filter.targetKind !== undefined && { target: { path: ['kind'], equals: filter.targetKind } }),
     ...(filter.queue !== undefined && { AND: [{ target: { path: ['kind'], equals: 'TASK' } }, { target: { path: ['queue'], equals: filter.queue } }] }),
   };
-  const [items, totalCount] = await Promise.all([
-    db.job.findMany({ where, orderBy: JOB_ORDER[order], skip: window.skip, take: window.take }),
-    db.job.count({ where }),
-  ]);
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => db.job.findMany({ where, orderBy: JOB_ORDER[order], skip, take }),
+    () => db.job.count({ where }),
+  );
 }
 
 export async function findJobInstances(db: PrismaClient, filter: JobInstanceFilter, order: JobInstanceOrder, window: Window): Promise<Page<JobInstance>> {
@@ -86,11 +86,11 @@ export async function findJobInstances(db: PrismaClient, filter: JobInstanceFilt
       scheduledTime: { ...(filter.from !== undefined && { gte: filter.from }), ...(filter.to !== undefined && { lt: filter.to }) },
     }),
   };
-  const [items, totalCount] = await Promise.all([
-    db.jobInstance.findMany({ where, orderBy: INSTANCE_ORDER[order], skip: window.skip, take: window.take }),
-    db.jobInstance.count({ where }),
-  ]);
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => db.jobInstance.findMany({ where, orderBy: INSTANCE_ORDER[order], skip, take }),
+    () => db.jobInstance.count({ where }),
+  );
 }
 
 export async function getJobInstance(db: PrismaClient, id: string): Promise<JobInstance> {

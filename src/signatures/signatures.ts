@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient, Prisma, VerificationAudit } from '../generated/prisma/client.js';
-import type { Page, Window } from '../pagination.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import type { CmsVerificationReport } from './verify.js';
 import type { CmsVerifierPool } from './pool.js';
 import type { TrustStore } from './trust.js';
@@ -122,9 +122,9 @@ export async function findVerificationAudits(db: PrismaClient, filter: AuditFilt
       createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) },
     }),
   };
-  const [items, totalCount] = await Promise.all([
-    db.verificationAudit.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip: window.skip, take: window.take }),
-    db.verificationAudit.count({ where }),
-  ]);
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => db.verificationAudit.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip, take }),
+    () => db.verificationAudit.count({ where }),
+  );
 }

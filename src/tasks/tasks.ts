@@ -4,7 +4,7 @@ import { translateWriteErrors } from '../db/errors.js';
 import { notifyTaskChange } from '../db/sql/taskEvents.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
-import type { Page, Window } from '../pagination.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import { assertTransition, fromStatuses, TASK_STATUSES, type CreateTaskInput, type TaskAction, type TaskFilter, type TaskKey, type TaskStatusName } from './task-rules.js';
 
 // The tasks area over Prisma. Inputs are already validated by the edge (task-rules.ts); status changes made here
@@ -90,11 +90,11 @@ export function taskWhere(filter: TaskFilter): Prisma.TaskWhereInput {
 
 export async function findTasks(db: PrismaClient, filter: TaskFilter, order: TaskOrder, window: Window): Promise<Page<Task>> {
   const where = taskWhere(filter);
-  const [items, totalCount] = await Promise.all([
-    db.task.findMany({ where, orderBy: ORDER[order], skip: window.skip, take: window.take }),
-    db.task.count({ where }),
-  ]);
-  return { items, totalCount, ...window };
+  return readPage(
+    window,
+    (skip, take) => db.task.findMany({ where, orderBy: ORDER[order], skip, take }),
+    () => db.task.count({ where }),
+  );
 }
 
 /** The count of every status of a queue's tasks, zeros included. */

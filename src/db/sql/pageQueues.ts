@@ -2,11 +2,14 @@ import { Prisma, type PrismaClient, type Queue } from '../../generated/prisma/cl
 import { statementsOf } from '../statements.js';
 import { QUEUE_COLUMNS } from './queueRow.js';
 
-export interface QueuePageQuery {
+export interface QueueFilterQuery {
   namePrefix?: string | undefined;
   status?: 'OPEN' | 'CLOSE' | undefined;
   paused?: boolean | undefined;
   label?: string | undefined;
+}
+
+export interface QueuePageQuery extends QueueFilterQuery {
   order: 'NAME_ASC' | 'NAME_DESC' | 'CREATE_TIME_ASC' | 'CREATE_TIME_DESC';
   skip: number;
   take: number;
@@ -20,17 +23,21 @@ const ORDER_BY: Record<QueuePageQuery['order'], Prisma.Sql> = {
   CREATE_TIME_DESC: Prisma.raw('"createTime" DESC, "name" ASC'),
 };
 
-/**
- * A page of queues and the number of all that match, in one statement (one round trip instead of a findMany and a
- * count side by side on two connections, which also could see two different moments).
- */
-export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promise<{ items: Queue[]; totalCount: number }> {
+function whereOf(query: QueueFilterQuery): Prisma.Sql {
   const conditions: Prisma.Sql[] = [];
   if (query.namePrefix !== undefined) conditions.push(Prisma.sql`starts_with("name", ${query.namePrefix})`);
   if (query.status !== undefined) conditions.push(Prisma.sql`"status" = ${query.status}::"QueueStatus"`);
   if (query.paused !== undefined) conditions.push(Prisma.sql`"paused" = ${query.paused}`);
   if (query.label !== undefined) conditions.push(Prisma.sql`"labels" @> ARRAY[${query.label}]::text[]`);
-  const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
+  return conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
+}
+
+/**
+ * A page of queues and the number of all that match, in one statement (one round trip instead of a findMany and a
+ * count side by side on two connections, which also could see two different moments).
+ */
+export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promise<{ items: Queue[]; totalCount: number }> {
+  const where = whereOf(query);
   // No CTE: one referenced twice is materialized whole before the page is cut, where the page alone can walk the
   // index of its order and stop at LIMIT. Both subqueries still read the statement's one snapshot.
   const rows = await statementsOf(db).rows<Queue & { totalCount: number }>(Prisma.sql`
@@ -44,4 +51,16 @@ export async function pageQueues(db: PrismaClient, query: QueuePageQuery): Promi
   // No queue on the page: the one row carries only the count.
   const items = rows.filter((row) => row.name !== null).map(({ totalCount: _count, ...queue }) => queue);
   return { items, totalCount };
+}
+
+/** A page of queues alone: the index of its order is walked up to LIMIT, and no other matching row is read. */
+export function queuesOnPage(db: PrismaClient, query: QueuePageQuery): Promise<Queue[]> {
+  return statementsOf(db).rows<Queue>(Prisma.sql`
+    SELECT ${QUEUE_COLUMNS} FROM "Queue" ${whereOf(query)} ORDER BY ${ORDER_BY[query.order]} OFFSET ${query.skip} LIMIT ${query.take}`);
+}
+
+/** The number of queues a filter matches. */
+export async function countMatchingQueues(db: PrismaClient, query: QueueFilterQuery): Promise<number> {
+  const [row] = await statementsOf(db).rows<{ n: number }>(Prisma.sql`SELECT count(*)::int AS n FROM "Queue" ${whereOf(query)}`);
+  return row?.n ?? 0;
 }
