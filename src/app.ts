@@ -202,7 +202,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
           ]),
       accessControl,
       useOperationGuards(guards),
-      ...(options.tracing ? [] : [useCompiledExecution()]),
+      ...(options.tracing ? [] : [useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS })]),
       queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
       useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
@@ -217,6 +217,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     schema,
     contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
     guards,
+    compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
     observe: metricsPlugin.observeOperation,
     mask: (error) => {
       const masked = maskError(error, 'Unexpected error.');

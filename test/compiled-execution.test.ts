@@ -41,6 +41,43 @@ describe('compiled execution', () => {
     expect(fallbacks).toBe(0);
   });
 
+  it('a document runs on graphql-js until it has run GRAPHQL_JIT_AFTER_RUNS times, then compiled; one-off documents never compile', async () => {
+    let fallbacks = 0;
+    const fallback = (args: Parameters<typeof execute>[0]) => {
+      fallbacks++;
+      return execute(args);
+    };
+    const document = parse('query($n: String!) { __typename queue: __type(name: $n) { name } }');
+    const outcomes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      fallbacks = 0;
+      const result = await executeCompiled({ schema, document, contextValue: {} as never, variableValues: { n: 'Queue' } }, fallback, { compileAfter: 2 });
+      expect(result).toEqual({ data: { __typename: 'Query', queue: { name: 'Queue' } } });
+      outcomes.push(fallbacks);
+    }
+    expect(outcomes).toEqual([1, 1, 0, 0, 0]);
+    // The same text parsed anew each time (as a document with its values written in is): graphql-js every time.
+    fallbacks = 0;
+    for (let i = 0; i < 5; i++) await executeCompiled({ schema, document: parse(`{ __typename a${i}: __typename }`), contextValue: {} as never }, fallback, { compileAfter: 2 });
+    expect(fallbacks).toBe(5);
+    // 0: compiled on the first run.
+    fallbacks = 0;
+    await executeCompiled({ schema, document: parse('{ __typename }'), contextValue: {} as never }, fallback, { compileAfter: 0 });
+    expect(fallbacks).toBe(0);
+  });
+
+  it.each([
+    ['@skip with a null condition', 'query($v: Boolean = false) { __typename queues(first: 1) @skip(if: $v) { totalCount } }', { v: null }],
+    ['@include with a null condition', 'query($v: Boolean = true) { __typename q: queues(first: 1) @include(if: $v) { totalCount } }', { v: null }],
+    ['@skip in a fragment with a null condition', 'query($v: Boolean = false) { ...F } fragment F on Query { __typename @skip(if: $v) }', { v: null }],
+    ['@skip with a condition given', 'query($v: Boolean = false) { __typename @skip(if: $v) }', { v: true }],
+  ])('%s: compiled answers what graphql-js answers', async (_name, source, variableValues) => {
+    const document = parse(source);
+    const reference = await execute({ schema, document, contextValue: {} as never, variableValues });
+    const compiled = await executeCompiled({ schema, document, contextValue: {} as never, variableValues }, (args) => execute(args), { compileAfter: 0 });
+    expect(JSON.parse(JSON.stringify(compiled))).toEqual(JSON.parse(JSON.stringify(reference)));
+  });
+
   describe('relations a parent preloaded (Pothos finds them by the identity of the response path)', () => {
     let fresh: FreshDatabase;
     let database: Database;

@@ -18,6 +18,8 @@ export interface OperationParts {
   observe(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string }): (result: ExecutionResult) => void;
   /** Yoga's error masking (an error the client may not see becomes "Unexpected error." and is logged). */
   mask(error: GraphQLError): GraphQLError;
+  /** Runs of a document before it is compiled (GRAPHQL_JIT_AFTER_RUNS). */
+  compileAfter: number;
 }
 
 /**
@@ -63,7 +65,7 @@ export function operationRunner(parts: OperationParts): OperationRunner {
       const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
       const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
       const done = parts.observe(args);
-      const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute }));
+      const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter }));
       done(result);
       return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
     };

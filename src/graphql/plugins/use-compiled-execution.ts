@@ -1,21 +1,42 @@
 import type { Plugin } from 'graphql-yoga';
-import { BREAK, GraphQLError, TypeInfo, getVariableValues, visit, visitWithTypeInfo, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation, type VariableDefinitionNode } from 'graphql';
+import { BREAK, GraphQLError, Kind, TypeInfo, getVariableValues, visit, visitWithTypeInfo, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation, type VariableDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { operationCache, selectedOperation } from './operation.js';
 import { compiledWithStablePaths } from './stable-paths.js';
 
-// Queries and mutations run as a function compiled once per document and operation (graphql-jit) instead of
-// graphql-js walking the document for every field of every row. Documents are cached by Yoga's parser cache (an LRU),
-// and the compiled function lives as long as its document does. Subscriptions, anything graphql-jit cannot compile,
-// and variables that do not coerce run on the executor Yoga was given, so their errors read exactly as before.
+// Queries and mutations that run again and again run as a function compiled once per document and operation
+// (graphql-jit) instead of graphql-js walking the document for every field of every row. Compiling costs far more
+// than one run, so a document is compiled on its (compileAfter + 1)-th run, as mercurius' `jit: N` does: a one-off
+// document (a value written into the query text) runs on graphql-js and costs what it costs on plain Yoga.
+// Documents are cached by Yoga's parser cache (an LRU), and the runs counted and the compiled function live as long
+// as their document does. Subscriptions, anything graphql-jit cannot compile, and variables that do not coerce run on
+// the executor Yoga was given, so their errors read exactly as before.
 
 /** A compiled operation, with the variable definitions graphql-js coerces against before it runs. */
 export interface CompiledOperation {
   run: CompiledQuery;
   variableDefinitions: readonly VariableDefinitionNode[];
+  /** Variables that decide an `@skip`/`@include`: graphql-jit skips a field whose condition is null, graphql-js refuses it. */
+  conditionVariables: readonly string[];
 }
 
 const compiled = operationCache<CompiledOperation | null>();
+const runsSoFar = operationCache<number>();
+
+/** The compiled operation once the document has run `compileAfter` times before (null until then). */
+export function hotCompiledOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, compileAfter: number): CompiledOperation | null {
+  if (compileAfter > 0) {
+    const slot = compiled(schema, document, operationName);
+    if (slot.has()) return slot.get() ?? null;
+    const runs = runsSoFar(schema, document, operationName);
+    const before = runs.get() ?? 0;
+    if (before < compileAfter) {
+      runs.set(before + 1);
+      return null;
+    }
+  }
+  return compiledOperation(schema, document, operationName);
+}
 
 /** The compiled operation of a valid document (null when graphql-jit cannot compile it or should not), made once. */
 export function compiledOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledOperation | null {
@@ -24,9 +45,21 @@ export function compiledOperation(schema: GraphQLSchema, document: DocumentNode,
   const operation = selectedOperation(document, operationName);
   const compile = () => compileQuery(schema, document, operationName ?? undefined);
   const made = !operation ? null : loadsRelations(schema, document) ? compiledWithStablePaths(schema, compile) : compile();
-  const usable = operation && made && isCompiledQuery(made) ? { run: made, variableDefinitions: operation.variableDefinitions ?? [] } : null;
+  const usable = operation && made && isCompiledQuery(made) ? { run: made, variableDefinitions: operation.variableDefinitions ?? [], conditionVariables: conditionVariables(document) } : null;
   slot.set(usable);
   return usable;
+}
+
+/** The variables given as the `if` of an `@skip` or `@include` anywhere in the document. */
+function conditionVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  visit(document, {
+    Directive(directive) {
+      if (directive.name.value !== 'skip' && directive.name.value !== 'include') return;
+      for (const argument of directive.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) names.add(argument.value.name.value);
+    },
+  });
+  return [...names];
 }
 
 /**
@@ -63,9 +96,11 @@ type Executor = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResu
  * function's own coercion is the check, and only what it refuses is run again on `fallback` (graphql-js's errors,
  * word for word); the graphql-js pass that comes first otherwise is skipped.
  */
-export function executeCompiled(args: ExecutionArgs, fallback: Executor, { variablesFromRoute = false } = {}): ExecutionResult | Promise<ExecutionResult> {
-  const operation = compiledOperation(args.schema, args.document, args.operationName);
+export function executeCompiled(args: ExecutionArgs, fallback: Executor, { variablesFromRoute = false, compileAfter = 0 } = {}): ExecutionResult | Promise<ExecutionResult> {
+  const operation = hotCompiledOperation(args.schema, args.document, args.operationName, compileAfter);
   if (!operation) return fallback(args);
+  // A null condition is graphql-js's error to give (word for word), not a field graphql-jit would silently skip.
+  if (operation.conditionVariables.length && operation.conditionVariables.some((name) => args.variableValues?.[name] === null)) return fallback(args);
   if (!variablesFromRoute) {
     const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
     if (coerced.errors) return fallback(args);
@@ -113,10 +148,10 @@ function positionOf(body: string, { line, column }: SourceLocation): number {
 }
 
 /** Not used with tracing on: the OpenTelemetry plugin's operation span wraps Yoga's executor. */
-export function useCompiledExecution(): Plugin {
+export function useCompiledExecution({ compileAfter }: { compileAfter: number }): Plugin {
   return {
     onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((args: ExecutionArgs) => executeCompiled(args, executeFn as Executor));
+      setExecuteFn((args: ExecutionArgs) => executeCompiled(args, executeFn as Executor, { compileAfter }));
     },
   };
 }
