@@ -11,8 +11,8 @@ export function startLeaseRenewal(options: {
   leaseSeconds: number;
   /** The ids this worker holds now. */
   held: () => string[];
-  /** Extends their leases; answers how many are still held. */
-  renew: (ids: string[]) => Promise<number>;
+  /** Extends their leases; answers the ids whose leases it extended. */
+  renew: (ids: string[]) => Promise<string[]>;
   logger: Logger;
   /** What the rows are, for the log and the loop's name ("task", "delivery"). */
   what: string;
@@ -20,6 +20,10 @@ export function startLeaseRenewal(options: {
   backoff: BackoffPolicy;
 }): SupervisedLoop {
   const intervalMs = Math.max(200, (options.leaseSeconds * 1000) / 3);
+  // A row settled while its renewal was under way is not renewed, yet nothing was lost: it leaves `held` once its
+  // settle is through. So a row counts as lost only when two renewals in a row did not keep it and it is still held.
+  let missedOnce = new Set<string>();
+  const reported = new Set<string>();
   return options.loops.add(
     superviseLoop({
       name: `${options.what}-lease-renewal`,
@@ -27,8 +31,16 @@ export function startLeaseRenewal(options: {
       backoff: { baseMs: options.backoff.baseMs, capMs: Math.min(options.backoff.capMs, intervalMs) },
       async round() {
         const ids = options.held();
-        const kept = await options.renew(ids);
-        if (kept < ids.length) options.logger.warn({ held: ids.length, kept }, `some ${options.what} leases were lost; their work may be done again elsewhere`);
+        const kept = new Set(ids.length ? await options.renew(ids) : []);
+        const stillHeld = new Set(options.held());
+        const missed = new Set(ids.filter((id) => !kept.has(id) && stillHeld.has(id)));
+        const lost = [...missed].filter((id) => missedOnce.has(id) && !reported.has(id));
+        missedOnce = missed;
+        for (const id of reported) if (!stillHeld.has(id)) reported.delete(id);
+        if (lost.length) {
+          for (const id of lost) reported.add(id);
+          options.logger.warn({ held: ids.length, lost: lost.length, ids: lost.slice(0, 10) }, `some ${options.what} leases were lost; their work may be done again elsewhere`);
+        }
         return intervalMs;
       },
     }),

@@ -3,12 +3,14 @@ import { idIn } from './idIn.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
-/** Extends the leases `workerId` holds on `ids`; answers how many it still holds. */
-export async function renewTaskLeases(db: PrismaClient, ids: string[], workerId: string, leaseSeconds: number): Promise<number> {
-  if (ids.length === 0) return 0;
-  return db.$executeRaw`
+/** Extends the leases `workerId` holds on `ids`; answers the ids it still holds. */
+export async function renewTaskLeases(db: PrismaClient, ids: string[], workerId: string, leaseSeconds: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: string }[]>`
     UPDATE "Task" SET "lockedUntil" = (now() AT TIME ZONE 'UTC') + make_interval(secs => ${leaseSeconds}::int)
-    WHERE ${idIn('id', ids)} AND "lockedBy" = ${workerId} AND status = 'RUNNING'`;
+    WHERE ${idIn('id', ids)} AND "lockedBy" = ${workerId} AND status = 'RUNNING'
+    RETURNING id::text AS id`;
+  return rows.map((row) => row.id);
 }
 
 /** Graceful stop: RUNNING tasks `workerId` holds go back to READY at once, the unfinished attempt not counted. */
