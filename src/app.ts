@@ -6,7 +6,7 @@ import type { GraphQLRunner } from './rest/execute.js';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { databaseOptions, openDatabase, type Database } from './db/client.js';
-import { applyMigrations } from './db/migrations.js';
+import { prepareDatabase } from './db/startup.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import { startEventBus } from './events/bus.js';
 import { buildSchema } from './graphql/schema.js';
@@ -77,11 +77,8 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const database = await openDatabase(databaseOptions(config));
   let draining = false;
   try {
-    if (config.MIGRATE_ON_START) {
-      const applied = await applyMigrations(database.adapterFactory);
-      if (applied.length) log.info({ applied }, 'migrations applied');
-    }
-    if (config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
+    const migrations = await prepareDatabase(database, { databaseUrl: config.DATABASE_URL, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, migrateOnStart: config.MIGRATE_ON_START }, log);
+    if (migrations.pending.length === 0 && config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
   } catch (error) {
     await database.close();
     throw error;
@@ -204,7 +201,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       useOperationGuards(guards),
       ...(options.tracing ? [] : [useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS })]),
       queryLimits,
-      useHealth({ ready: createReadiness({ db: database.prisma, bus, loops, draining: () => draining }) }),
+      useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), bus, loops, draining: () => draining }) }),
       useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],

@@ -19,6 +19,8 @@ export interface Database {
   readonly kind: 'postgres' | 'pglite';
   readonly prisma: PrismaClient;
   readonly adapterFactory: SqlMigrationAwareDriverAdapterFactory;
+  /** What the pool every request uses holds now; absent on the embedded database (one connection, no pool). */
+  poolStats?(): { total: number; waiting: number; max: number };
   /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so. */
   listen(channel: string, handlers: ListenerHandlers): Promise<Listener>;
   close(): Promise<void>;
@@ -88,6 +90,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     kind: 'postgres',
     prisma,
     adapterFactory,
+    poolStats: () => ({ total: pool.totalCount, waiting: pool.waitingCount, max: poolConfig.max }),
     async listen(channel, handlers) {
       const listener = await startPgListener(
         { connectionString, channel, connectTimeoutMs, backoff: { baseMs: 100, capMs: Math.min(options.backoffMaxMs ?? LISTENER_RECONNECT_MAX_MS, LISTENER_RECONNECT_MAX_MS) }, heartbeatMs: LISTENER_HEARTBEAT_MS },

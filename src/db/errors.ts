@@ -25,15 +25,21 @@ export async function translateWriteErrors<T>(what: string, run: () => Promise<T
   }
 }
 
-/** Prisma codes of a database that cannot be reached or answer: can't reach, timed out, connection closed, pool timeout. */
-const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/**
+ * Prisma codes of a database that cannot take the work now: can't reach, timed out, connection closed, pool timeout,
+ * a transaction that could not start (P2028), a write conflict or deadlock to retry (P2034), and a table that does not
+ * exist yet (P2021: migrations pending, which readiness reports).
+ */
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2021', 'P2024', 'P2028', 'P2034']);
 /** The driver adapter's kinds for the same (src of @prisma/adapter-pg: convertDriverError). */
-const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TransactionWriteConflict', 'TableDoesNotExist']);
 /**
  * SQLSTATEs of a server going away or not taking work: class 08 (connection exception), 57P01-57P03 (admin
- * shutdown, crash shutdown, cannot connect now), 53300 (too many connections), 57014 (statement timeout).
+ * shutdown, crash shutdown, cannot connect now), 53300 (too many connections), 57014 (statement timeout), 25006 (a
+ * read-only transaction: a replica, or default_transaction_read_only after a failover), 55P03 (lock not available),
+ * 40001 and 40P01 (serialization failure, deadlock: to be retried), 42P01 (no such table: migrations pending).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|57014)$/;
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|57014|25006|55P03|40001|40P01|42P01)$/;
 /** Node socket errors and the pg driver's own messages for a lost or unobtainable connection. */
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Can't reach database server/i;

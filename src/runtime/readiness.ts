@@ -1,15 +1,25 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { pendingMigrationNames } from '../db/migrations.js';
-import { appliedMigrations } from '../db/sql/appliedMigrations.js';
+import { migrationState } from '../db/startup.js';
 import { pingDatabase } from '../db/sql/pingDatabase.js';
+import { untilDeadline } from './deadline.js';
 import type { LoopRegistry } from './supervised-loop.js';
 
 // Whether this process is doing its job: the database answers, every migration is applied, the LISTEN connection
 // is up, no worker loop is backing off, and it is not draining. Answered to anyone (GET /readyz), so it names the
-// failing checks and their states, never what a driver said.
+// failing checks and their states, never what a driver said; and answered within its own deadline, whatever the
+// database does.
 
-/** How long the database has to answer before it counts as unreachable. */
+/** How long the database has to answer before it counts as unreachable (or its pool as saturated). */
 const PROBE_TIMEOUT_MS = 2000;
+/** The migrations' look-up gets what is left of this after the probe. */
+const READINESS_DEADLINE_MS = 3000;
+
+/** What the pool every request uses holds now (PostgreSQL only). */
+export interface PoolStats {
+  total: number;
+  waiting: number;
+  max: number;
+}
 
 export interface Readiness {
   ok: boolean;
@@ -18,29 +28,43 @@ export interface Readiness {
   checks: Record<string, unknown>;
 }
 
-export function createReadiness(parts: { db: PrismaClient; bus: { readonly connected: boolean }; loops: LoopRegistry; draining: () => boolean }) {
+export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStats; bus: { readonly connected: boolean }; loops: LoopRegistry; draining: () => boolean }) {
   return async function readiness(): Promise<Readiness> {
-    const databaseOk = await pingDatabase(parts.db, PROBE_TIMEOUT_MS);
-    const pending = databaseOk ? pendingMigrationNames(await appliedMigrations(parts.db)).length : 0;
+    const started = Date.now();
+    const answer = await pingDatabase(parts.db, PROBE_TIMEOUT_MS);
+    const answered = answer !== 'no-answer';
+    // No answer while every connection is busy and requests queue for one: this process is saturated, which another
+    // process (or this one, later) may not be; the database may well be fine.
+    const pool = parts.pool?.();
+    const database = answered ? answer : pool && pool.waiting > 0 && pool.total >= pool.max ? 'pool-saturated' : 'unreachable';
+    let migrations: 'ok' | 'pending' | 'unknown' = 'unknown';
+    if (answered) {
+      let pending: number | undefined;
+      await untilDeadline(
+        migrationState(parts.db).then((state) => (pending = state.pending.length)),
+        READINESS_DEADLINE_MS - (Date.now() - started),
+      );
+      if (pending !== undefined) migrations = pending ? 'pending' : 'ok';
+    }
+    const workers = Object.fromEntries(parts.loops.statuses().map((l) => [l.name, l.state]));
+    const backingOff = Object.entries(workers)
+      .filter(([, state]) => state === 'backing-off')
+      .map(([name]) => `worker:${name}`);
+    // The database answers writes again: loops still waiting out a back-off try now rather than at its end.
+    if (answer === 'ok' && backingOff.length) parts.loops.pollAll();
     const listenerOk = parts.bus.connected;
     const draining = parts.draining();
-    const workers = Object.fromEntries(parts.loops.statuses().map((l) => [l.name, l.state]));
     const failing = [
-      ...(databaseOk ? [] : ['database']),
-      ...(pending ? ['migrations'] : []),
+      ...(answered ? [] : ['database']),
+      ...(answered && migrations !== 'ok' ? ['migrations'] : []),
       ...(listenerOk ? [] : ['listener']),
-      ...Object.entries(workers)
-        .filter(([, state]) => state === 'backing-off')
-        .map(([name]) => `worker:${name}`),
+      // A read-only database is named but does not fail readiness, nor do the workers it holds back: reads are served,
+      // and every process shares the one database, so taking them all out of the load balancer would refuse the
+      // reads too (docs/operations.md).
+      ...(answer === 'read-only' ? [] : backingOff),
       ...(draining ? ['draining'] : []),
     ];
-    const checks = {
-      database: databaseOk ? 'ok' : 'unreachable',
-      migrations: !databaseOk ? 'unknown' : pending ? 'pending' : 'ok',
-      listener: listenerOk ? 'ok' : 'disconnected',
-      workers,
-      draining,
-    };
+    const checks = { database, migrations, listener: listenerOk ? 'ok' : 'disconnected', workers, draining };
     return { ok: failing.length === 0, failing, checks };
   };
 }
