@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { checkSignStatus, rpc } from './helpers/gateway.js';
 import { startGatewayProcesses, type GatewayProcess } from './helpers/process.js';
 import { startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { eventually, sleep, startSink, type Sink } from './helpers/sink.js';
+import { sseSubscription, wsSubscription, type Events } from './helpers/subscriptions.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
 import { pino } from 'pino';
@@ -26,40 +26,6 @@ import { createApiKey } from '../src/access/api-keys.js';
 const LEASE_SECONDS = 8;
 const WEBHOOK_SYSTEM = 'faults';
 const VERIFIED = 'VERIFICATION_SUCCESS';
-
-type Events = { events: unknown[]; close(): Promise<void> };
-
-function wsSubscription(url: string, query: string): Events {
-  const client: Client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
-  const events: unknown[] = [];
-  client.subscribe({ query }, { next: (value) => events.push(value), error: (error) => events.push({ error }), complete: () => undefined });
-  return { events, close: () => client.dispose() as Promise<void> };
-}
-
-function sseSubscription(url: string, query: string): Events {
-  const controller = new AbortController();
-  const events: unknown[] = [];
-  void (async () => {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ query }),
-    });
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      text += decoder.decode(value, { stream: true });
-      const lines = text.split('\n');
-      text = lines.pop()!;
-      for (const line of lines) if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)));
-    }
-  })().catch(() => undefined);
-  return { events, close: async () => controller.abort() };
-}
 
 const rateSeen = (sub: Events, rate: number) => sub.events.some((e) => (e as { data?: { queueChanged?: { rate?: number } } }).data?.queueChanged?.rate === rate);
 

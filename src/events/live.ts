@@ -1,4 +1,6 @@
 import type { BusSignal, EventBus, EventTopic } from './bus.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import { backoffDelay } from '../runtime/backoff.js';
 
 // Subscriptions follow one key of a topic. Each event says what to emit; after a resync (the LISTEN connection was
 // lost and came back) the subscription re-reads and emits the current state only if it changed during the gap.
@@ -14,7 +16,7 @@ export function followKey<T>(
   bus: EventBus,
   topic: EventTopic,
   key: string,
-  handle: (signal: BusSignal) => Promise<readonly T[]>,
+  handle: (signal: BusSignal, closed: AbortSignal) => Promise<readonly T[]>,
   init?: () => Promise<readonly T[]>,
   endsAfter?: (value: T) => boolean,
 ): AsyncIterableIterator<T> {
@@ -23,8 +25,10 @@ export function followKey<T>(
   let pending: T[] = [];
   let closed = false;
   let ended = false;
+  const closing = new AbortController();
   const close = async (): Promise<IteratorResult<T>> => {
     closed = true;
+    closing.abort();
     pending = [];
     await signals.return?.();
     return DONE;
@@ -40,7 +44,7 @@ export function followKey<T>(
           if (closed) return DONE;
           const signal = await signals.next();
           if (signal.done || closed) return DONE;
-          pending = [...(await handle(signal.value))];
+          pending = [...(await handle(signal.value, closing.signal))];
         }
         if (closed) return DONE;
         const value = pending.shift()!;
@@ -91,17 +95,28 @@ export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, opti
     bus,
     topic,
     key,
-    async (signal) => {
-      if (signal.kind === 'event') {
-        const state = await (options.fromEvent ? options.fromEvent(signal.detail) : options.read());
-        last = fingerprint(state);
-        return [state];
-      }
+    async (signal, closed) => {
       let state: T;
-      try {
-        state = await options.read();
-      } catch {
-        return []; // still unreachable: the next event or resync tries again
+      if (signal.kind === 'event') {
+        try {
+          state = await (options.fromEvent ? options.fromEvent(signal.detail) : options.read());
+          last = fingerprint(state);
+          return [state];
+        } catch (error) {
+          // A transient fault of the read that follows a change does not end the subscription (standard graphql-ws
+          // and SSE clients do not retry one that ended): it reads again until the database answers, and the
+          // subscriber gets the state then, as after a resync.
+          if (!isDatabaseUnavailable(error)) throw error;
+          const current = await readOnceBack(options.read, closed);
+          if (current === undefined) return [];
+          state = current.state;
+        }
+      } else {
+        try {
+          state = await options.read();
+        } catch {
+          return []; // still unreachable: the next event or resync tries again
+        }
       }
       const now = fingerprint(state);
       if (now === last) return [];
@@ -116,3 +131,41 @@ export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, opti
     options.isFinal,
   );
 }
+
+/**
+ * `read()`, and when the database does not answer, again with back-off until it does or the subscription closes
+ * (then undefined): a subscription's reads outlast a transient fault instead of ending the subscription.
+ */
+export async function readUntilAnswered<T>(read: () => Promise<T>, closed: AbortSignal): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    return (await readOnceBack(read, closed))?.state;
+  }
+}
+
+/** Reads again, with back-off, until the database answers or the subscription closes (then undefined). */
+async function readOnceBack<T>(read: () => Promise<T>, closed: AbortSignal): Promise<{ state: T } | undefined> {
+  for (let failures = 1; !closed.aborted; failures++) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, backoffDelay(failures, RETRY_BACKOFF));
+      closed.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        closed.removeEventListener('abort', done);
+        resolve();
+      }
+    });
+    if (closed.aborted) return undefined;
+    try {
+      return { state: await read() };
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+    }
+  }
+  return undefined;
+}
+
+/** A subscription waits at most this long between reads while the database does not answer. */
+const RETRY_BACKOFF = { baseMs: 100, capMs: 2000 };

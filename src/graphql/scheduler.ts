@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
-import { followKey } from '../events/live.js';
+import { followKey, readUntilAnswered } from '../events/live.js';
 
 const JobStatus = builder.enumType('JobStatus', {
   description: 'Whether a job fires on its schedule.',
@@ -319,13 +319,18 @@ builder.mutationFields((t) => {
 function instanceChanges(ctx: GraphQLContext, name: string): AsyncIterableIterator<string> {
   let since = new Date();
   let seenAtSince = new Set<string>();
-  return followKey(ctx.bus, 'jobInstance', name, async () => {
-    const rows = await ctx.db.jobInstance.findMany({
-      where: { jobName: name, updateTime: { gte: since } },
-      orderBy: [{ updateTime: 'asc' }, { id: 'asc' }],
-      select: { id: true, status: true, updateTime: true },
-    });
+  return followKey(ctx.bus, 'jobInstance', name, async (_signal, closed) => {
+    const rows = await readUntilAnswered(
+      () =>
+        ctx.db.jobInstance.findMany({
+          where: { jobName: name, updateTime: { gte: since } },
+          orderBy: [{ updateTime: 'asc' }, { id: 'asc' }],
+          select: { id: true, status: true, updateTime: true },
+        }),
+      closed,
+    );
     const changed: string[] = [];
+    if (!rows) return changed;
     for (const row of rows) {
       const key = `${row.id}:${row.status}`;
       if (row.updateTime.getTime() === since.getTime() && seenAtSince.has(key)) continue;

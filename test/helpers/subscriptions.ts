@@ -1,5 +1,7 @@
 import type { Gateway } from '../../src/app.js';
 import type { EventBus, EventTopic } from '../../src/events/bus.js';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
 import { eventually } from './sink.js';
 
 // When may a test make the change a subscription should report? Neither graphql-ws nor SSE says anything before
@@ -72,3 +74,39 @@ export function watchSubscriptions(gateway: Gateway): SubscriptionWatch {
     },
   };
 }
+
+/** What a subscription received so far (an error as `{ error }`), and how to end it. */
+export type Events = { events: unknown[]; close(): Promise<void> };
+
+export function wsSubscription(url: string, query: string): Events {
+  const client: Client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+  const events: unknown[] = [];
+  client.subscribe({ query }, { next: (value) => events.push(value), error: (error) => events.push({ error }), complete: () => undefined });
+  return { events, close: () => client.dispose() as Promise<void> };
+}
+
+export function sseSubscription(url: string, query: string): Events {
+  const controller = new AbortController();
+  const events: unknown[] = [];
+  void (async () => {
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query }),
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      text += decoder.decode(value, { stream: true });
+      const lines = text.split('\n');
+      text = lines.pop()!;
+      for (const line of lines) if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)));
+    }
+  })().catch(() => undefined);
+  return { events, close: async () => controller.abort() };
+}
+
