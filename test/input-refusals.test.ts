@@ -120,6 +120,17 @@ describe.each(DATABASES)('input refusals on %s', (kind) => {
       const last = await rpc(url, method, { ...params, pageSize: 100, pageNumber: 1_000_000 });
       expect(last.body.error, method).toBeUndefined();
     }
+    // The REST lists name their query parameters as the spec does (stubs: pageNumber/pageSize; ESIA emps: pageSize/pageIndex).
+    for (const [path, fields] of [
+      ['/v1/type/DOCUMENT?pageSize=2147483648&pageNumber=2147483648', ['query.pageNumber', 'query.pageSize']],
+      ['/v1/type/DOCUMENT?pageSize=1e400&pageNumber=-1', ['query.pageNumber', 'query.pageSize']],
+      ['/api/data/orgs/getPersonEmplOrganizationsById?oid=1000000001&pageSize=2147483648&pageIndex=2147483648', ['query.pageIndex', 'query.pageSize']],
+    ] as const) {
+      const res = await fetch(`${url}${path}`);
+      const body = (await res.json()) as { fields?: { field: string }[]; error?: { fields?: { field: string }[] } };
+      expect(res.status, path).toBe(400);
+      expect((body.fields ?? body.error?.fields ?? []).map((f) => f.field).sort(), path).toEqual(fields);
+    }
     const tooMany = await overHttp(url, '{ queues(first: 101) { totalCount } }');
     expect(tooMany.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'first', message: 'at most 100' }] });
     const overflow = await overHttp(url, 'query($n: Int) { queues(first: $n) { totalCount } }', { n: 2 ** 31 });
