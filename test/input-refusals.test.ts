@@ -1,6 +1,10 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASES } from './helpers/databases.js';
-import { NO_WORKERS, post, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { startGateway, type Gateway } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
+import { NO_WORKERS, post, rpc } from './helpers/gateway.js';
 import { overHttp, overWs } from './helpers/transports.js';
 const LONE_SURROGATE_MESSAGE = 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF without its pair)', MAX_JSON_DEPTH = 64, NUL_MESSAGE = 'must not contain the NUL character (U+0000)', TOO_DEEP_MESSAGE = 'nests objects and arrays more than 64 levels deep';
 
@@ -15,14 +19,23 @@ const pathOf = (prefix: string, levels: number) => [prefix, ...Array<string>(lev
 const LONE = 'a\ud800b';
 
 describe.each(DATABASES)('input refusals on %s', (kind) => {
-  let t: TestGateway;
+  let db: FreshDatabase;
+  let t: { gateway: Gateway };
   let url: string;
+  /** Every line the gateway logged (at debug and up): a client's mistake is never logged as an error. */
+  const logged: { level: number; msg: string }[] = [];
   beforeAll(async () => {
-    t = await startTestGateway(kind, { ...NO_WORKERS, MAX_PAGE_SIZE: '100' });
-    url = t.url;
+    db = await freshDatabase(kind);
+    const sink = new Writable({ write: (c, _e, done) => (logged.push(...String(c).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string })), done()) });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', AUTH: 'off', MAX_PAGE_SIZE: '100', ...NO_WORKERS, ...db.env });
+    t = { gateway: await startGateway(config, { log: pino({ level: 'debug' }, sink) }) };
+    url = t.gateway.url;
     await rpc(url, 'createQueue', { name: 'kept', description: 'as it was' });
   }, 60_000);
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    await t?.gateway.close();
+    await db?.drop();
+  });
 
   const rpcText = (method: string, paramsJson: string) => post(url, `/${method}`, `{"jsonrpc":"2.0","method":"${method}","id":1,"params":${paramsJson}}`);
   const gqlText = async (query: string, variablesJson: string) => {
@@ -138,5 +151,11 @@ describe.each(DATABASES)('input refusals on %s', (kind) => {
     expect(overflow.results[0]!.errors![0]!.message).toContain('$n');
     const cursor = await overHttp(url, '{ queues(after: "nope") { totalCount } }');
     expect(cursor.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'after' }] });
+  });
+
+  it('none of these refusals was logged as a warning or an error', () => {
+    const startup = /authentication is OFF/; // the one warning AUTH=off gives at start
+    expect(logged.filter((line) => line.level >= 40 && !startup.test(line.msg)).map((line) => line.msg)).toEqual([]);
+    expect(logged.some((line) => line.msg === 'request')).toBe(true);
   });
 });
