@@ -22,7 +22,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
 export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 /** Nor a UTF-16 surrogate without its pair (JSON "\\ud800" alone): jsonb refuses it, text would store U+FFFD instead. */
 export const LONE_SURROGATE_MESSAGE = 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF without its pair)';
-/** Deepest nesting of objects and arrays in a client's value, counted from the field it is given in. */
+/** Deepest nesting of objects and arrays in a client's value, counted from the params, body or variables object (level 0). */
 export const MAX_JSON_DEPTH = 64;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 export const TOO_DEEP_MESSAGE = `nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;

@@ -5,7 +5,7 @@ import { startGateway, type Gateway } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { NO_WORKERS, post, rpc } from './helpers/gateway.js';
-import { overHttp, overWs } from './helpers/transports.js';
+import { overHttp, overSse, overWs } from './helpers/transports.js';
 const LONE_SURROGATE_MESSAGE = 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF without its pair)', MAX_JSON_DEPTH = 64, NUL_MESSAGE = 'must not contain the NUL character (U+0000)', TOO_DEEP_MESSAGE = 'nests objects and arrays more than 64 levels deep';
 
 // Client input that once met an internal error (-32603, 500) or was stored altered is refused by one rule at every
@@ -59,6 +59,8 @@ describe.each(DATABASES)('input refusals on %s', (kind) => {
       expect(answer.status).toBe(400);
       expect(answer.results[0]!.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', fields: [expect.objectContaining({ message: LONE_SURROGATE_MESSAGE })] }) })]);
     }
+    const overEvents = await overSse(url, update, { d: LONE });
+    expect(overEvents.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'd', message: LONE_SURROGATE_MESSAGE }] });
     const overSocket = await overWs(url, update, { d: LONE });
     expect(overSocket.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'd', message: LONE_SURROGATE_MESSAGE }] });
     const webhook = await post(url, '/v1/systems/sys-lone/webhook', JSON.stringify({ url: 'http://example.test/hook', body: { note: LONE } }));
