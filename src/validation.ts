@@ -20,23 +20,43 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefi
 
 /** What PostgreSQL cannot store in text or jsonb: the NUL character. */
 export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+/** Nor a UTF-16 surrogate without its pair (JSON "\\ud800" alone): jsonb refuses it, text would store U+FFFD instead. */
+export const LONE_SURROGATE_MESSAGE = 'must not contain a lone UTF-16 surrogate (U+D800-U+DFFF without its pair)';
+/** Deepest nesting of objects and arrays in a client's value, counted from the params, body or variables object (level 0). */
+export const MAX_JSON_DEPTH = 64;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const TOO_DEEP_MESSAGE = `nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
 
-/** Field issues for every string (value or key) under `value` that holds U+0000, named by dotted path. */
-export function nulCharacterIssues(value: unknown, path: string): FieldIssue[] {
+/**
+ * The one storable-input rule of every door (legacy JSON-RPC and REST, /graphql, graphql-ws): field issues for every
+ * string (value or key) under `value` holding U+0000 or a lone surrogate, and for a value nesting objects and arrays
+ * deeper than MAX_JSON_DEPTH (serializing it would overflow the stack), named by dotted path. The walk never goes
+ * deeper than that bound, so a hostile value costs at most its size.
+ */
+export function storableInputIssues(value: unknown, path: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
+  const text = (s: string, at: string) => {
+    if (s.includes('\u0000')) issues.push({ field: at, message: NUL_MESSAGE });
+    if (LONE_SURROGATE.test(s)) issues.push({ field: at, message: LONE_SURROGATE_MESSAGE });
+  };
   const walk = (v: unknown, at: string, depth: number) => {
-    if (typeof v === 'string') {
-      if (v.includes('\u0000')) issues.push({ field: at, message: NUL_MESSAGE });
-    } else if (v !== null && typeof v === 'object' && depth < 64) {
-      for (const [k, child] of Object.entries(v)) {
-        const childPath = at ? `${at}.${k}` : k;
-        if (k.includes('\u0000')) issues.push({ field: childPath, message: NUL_MESSAGE });
-        walk(child, childPath, depth + 1);
-      }
+    if (typeof v === 'string') return text(v, at);
+    if (v === null || typeof v !== 'object') return;
+    if (depth >= MAX_JSON_DEPTH) return void issues.push({ field: at || '(root)', message: TOO_DEEP_MESSAGE });
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const childPath = at ? `${at}.${k}` : k;
+      text(k, childPath);
+      walk((v as Record<string, unknown>)[k], childPath, depth + 1);
     }
   };
   walk(value, path, 0);
   return issues;
+}
+
+/** Whether `issues` include a value too deep to hand to anything recursive (a zod rule, a serializer). */
+export function hasTooDeep(issues: readonly FieldIssue[]): boolean {
+  return issues.some((issue) => issue.message === TOO_DEEP_MESSAGE);
 }
 
 /** The instants the database stores faithfully: years 0001 to 9999 (ISO 8601 without extended years). */

@@ -43,6 +43,8 @@ const HOSTILE = [
   '\u0000',
   'a\u0000b',
   '\ud800',
+  'a\udc00',
+  '\udfff\ud800',
   '\uffff\ufffe',
   '%00%ff',
   '${jndi:ldap://x/a}',
@@ -53,7 +55,7 @@ const HOSTILE = [
   'NaN ',
 ];
 const hostileString = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 40 }).map((s) => `${s}'`), fc.string({ unit: 'binary', maxLength: 20 }).map((s) => `${s}\u0000`));
-const hostileNumber = fc.constantFrom(-1, 0, -0, 1.5, 2 ** 31, 2 ** 53 + 1, 1e308, -1e308, Number.MIN_VALUE);
+const hostileNumber = fc.constantFrom(-1, 0, -0, 1.5, 2 ** 31, 2 ** 32, 1e12, 2 ** 53 + 1, 1e308, -1e308, Number.MIN_VALUE);
 const hostileLeaf = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null), fc.constantFrom('OPEN', 'CLOSE', 'NOPE', 'open', 'READY'));
 const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, hostileLeaf, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('__proto__', 'constructor', 'name', 'rate', 'label', 'pageSize', 'pageNumber', 'status')), tie('value'), { maxKeys: 4 })),
@@ -72,6 +74,17 @@ const rawBodies = fc.oneof(
   fc.integer({ min: 100, max: 5000 }).map((n) => nested(n, '{"a":', '}')),
   fc.integer({ min: 1, max: 64 }).map((n) => new Uint8Array(Array.from({ length: n }, (_, i) => [0xff, 0xfe, 0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x82, 0xf0][i % 9]!))),
   fc.integer({ min: 1, max: 3 }).map((n) => JSON.stringify({ jsonrpc: '2.0', method: 'x', params: { s: 'y'.repeat(n * 400_000) } })),
+  // Well-formed calls whose values nest past MAX_JSON_DEPTH (a NUL or a lone surrogate at the bottom), and legacy pages
+  // past what a page can be: refused naming the field, never a stack overflow or a value sent to the database.
+  fc.tuple(fc.constantFrom('createTask', 'createQueue', 'updateQueue', 'searchTasks'), fc.integer({ min: 60, max: 5000 }), fc.constantFrom('1', '"\\u0000"', '"\\ud800"')).map(
+    ([method, n, leaf]) => `{"jsonrpc":"2.0","id":1,"method":"${method}","params":{"queueName":"q","name":"n","target":{"url":"http://x/"},"description":${nested(n, '[', ']', leaf)},"payload":${nested(n, '{"a":', '}', leaf)}}}`,
+  ),
+  fc.tuple(fc.integer({ min: 60, max: 5000 }), fc.constantFrom('1', '"\\u0000"', '"\\udc00"')).map(
+    ([n, leaf]) => `{"query":"mutation($v: JSON) { createTask(input: {queueName: \\"q\\", name: \\"n\\", target: {url: \\"http://x/\\"}, payload: $v}) { name } }","variables":{"v":${nested(n, '{"a":', '}', leaf)}}}`,
+  ),
+  fc.constantFrom('listQueues', 'searchQueue', 'listTasks', 'searchTasks', 'list', 'search', 'searchJobInstance').chain((method) =>
+    fc.constantFrom('{"pageSize":2147483648}', '{"pageNumber":1e12,"pageSize":500}', '{"pageSize":1e400}', '{"pageNumber":-0.5}').map((params) => `{"jsonrpc":"2.0","id":1,"method":"${method}","params":${params}}`),
+  ),
   fc.string({ unit: 'binary', maxLength: 200 }),
 );
 

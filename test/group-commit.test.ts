@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../src/db/group-commit.js';
+import { GroupCommit, OUTCOME_UNKNOWN } from '../src/db/group-commit.js';
+import type { ServiceUnavailableError } from '../src/errors.js';
 
 // The batching rules of group commit, with a writer that records its statements (the SQL of each user is tested on
 // real databases: queues.test.ts, notifications-accept.test.ts).
@@ -80,6 +81,30 @@ describe('group commit', () => {
     await first;
     expect(await Promise.all(later)).toEqual(['wrote 2', 'item 3 is bad', 'wrote 4']);
     expect(statements).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+  });
+
+  it('a shared statement whose connection was lost is not retried: its outcome is unknown, every item is SERVICE_UNAVAILABLE', async () => {
+    const statements: number[][] = [];
+    let release: (() => void) | undefined;
+    const commit = new GroupCommit<Item, string>({
+      maxBatch: 10,
+      async write(items) {
+        statements.push(items.map((item) => item.id));
+        if (statements.length === 1) await new Promise<void>((resolve) => (release = resolve));
+        if (items.length > 1) throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+        return items.map((item) => `wrote ${item.id}`);
+      },
+    });
+    const first = commit.submit({ id: 1 });
+    const later = [2, 3].map((id) => commit.submit({ id }).catch((error: ServiceUnavailableError) => [error.code, error.message]));
+    await settle();
+    release!();
+    expect(await first).toBe('wrote 1');
+    expect(await Promise.all(later)).toEqual([
+      ['SERVICE_UNAVAILABLE', OUTCOME_UNKNOWN],
+      ['SERVICE_UNAVAILABLE', OUTCOME_UNKNOWN],
+    ]);
+    expect(statements).toEqual([[1], [2, 3]]);
   });
 
   it('maxInFlight statements run at once', async () => {

@@ -244,6 +244,18 @@ describe.each(DATABASES)('job scheduler on %s', (kind) => {
     expect((await rpc(url, 'searchJobInstance', { jobName: 'nope' })).body).toMatchObject({ result: [], rowsCount: 0 });
   });
 
+  it('search takes % and _ in namePrefix literally, legacy and GraphQL', async () => {
+    for (const name of ['w_1', 'wx1', 'w-1']) await rpc(url, 'create', { name, schedule: YEARLY, target: http() });
+    const names = async (namePrefix: string) => (await rpc(url, 'search', { namePrefix })).body.result.map((j: { name: string }) => j.name);
+    expect(await names('w_')).toEqual(['w_1']);
+    expect(await names('%')).toEqual([]);
+    expect(await names('\\')).toEqual([]);
+    const twin = await gql(url, '{ a: jobs(filter: {namePrefix: "w_"}) { totalCount nodes { name } } b: jobs(filter: {namePrefix: "%"}) { totalCount } }');
+    expect(twin.errors).toBeUndefined();
+    expect(twin.data).toEqual({ a: { totalCount: 1, nodes: [{ name: 'w_1' }] }, b: { totalCount: 0 } });
+    for (const name of ['w_1', 'wx1', 'w-1']) await rpc(url, 'delete', { name });
+  });
+
   it('delete removes the job and its instances', async () => {
     await rpc(url, 'create', { name: 'doomed', schedule: YEARLY, target: http() });
     await rpc(url, 'run', { name: 'doomed' });

@@ -96,6 +96,34 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     });
   });
 
+  it('searches take %, _ and \\ literally: name prefix and description, legacy and GraphQL', async () => {
+    await rpc(url, 'createQueue', { name: 'wild' });
+    await rpc(url, 'pauseQueue', { name: 'wild' });
+    for (const [name, description] of [['ab1', 'plain'], ['a-1', '100% sure'], ['a_1', 'snake_case \\ slash'], ['b1', 'other']]) {
+      await create('wild', name!, { description });
+    }
+    const names = async (params: Record<string, unknown>) => {
+      const r = await rpc(url, 'searchTasks', { queueName: 'wild', ...params });
+      expect(r.body.rowsCount).toBe(r.body.result.length);
+      return r.body.result.map((x: { name: string }) => x.name);
+    };
+    expect(await names({ name: 'a_' })).toEqual(['a_1']);
+    expect(await names({ name: '%' })).toEqual([]);
+    expect(await names({ description: '%' })).toEqual(['a-1']);
+    expect(await names({ description: '_' })).toEqual(['a_1']);
+    expect(await names({ description: '\\' })).toEqual(['a_1']);
+    expect(await names({ description: '0% S' })).toEqual(['a-1']);
+    const twin = await gql(url, `{ byName: tasks(filter: {queueName: "wild", name: "a_"}) { totalCount nodes { name } }
+      byText: tasks(filter: {queueName: "wild", description: "%"}) { totalCount nodes { name } }
+      slash: tasks(filter: {queueName: "wild", description: "\\\\"}) { totalCount nodes { name } } }`);
+    expect(twin.errors).toBeUndefined();
+    expect(twin.data).toEqual({
+      byName: { totalCount: 1, nodes: [{ name: 'a_1' }] },
+      byText: { totalCount: 1, nodes: [{ name: 'a-1' }] },
+      slash: { totalCount: 1, nodes: [{ name: 'a_1' }] },
+    });
+  });
+
   it('never runs more than the queue rate at once, and does reach it (rate 3, 30 tasks)', async () => {
     await rpc(url, 'createQueue', { name: 'rated', rate: 3 });
     await rpc(url, 'pauseQueue', { name: 'rated' });

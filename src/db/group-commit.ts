@@ -1,11 +1,17 @@
+import { ServiceUnavailableError } from '../errors.js';
+import { isDatabaseUnavailable } from './errors.js';
+
 /**
  * Group commit of announcing writes. Every NOTIFY serializes its transaction's commit with every other notifying
  * commit of the server (PostgreSQL holds a global lock from pre-commit to the end of the commit, WAL flush included):
  * one announcing statement per request caps such writes at that lock's rate, far below plain INSERTs (pgbench on this
  * host, 16 clients: ~1,400/s with pg_notify in the INSERT's transaction, ~5,700/s without). Here at most `maxInFlight`
  * statements run; items arriving meanwhile are written together by the next one (one commit, one NOTIFY), each
- * answered when that statement committed. Alone (light load) an item goes at once. A failed shared statement is
- * retried item by item, so one item's error is never another's.
+ * answered when that statement committed. Alone (light load) an item goes at once. A shared statement that failed
+ * with a definite error (a constraint, a bad value: nothing was written) is retried item by item, so one item's error
+ * is never another's. One whose connection was lost (or that never got one) is not: it may have committed before its
+ * reply was lost, and a retry would find its own rows and refuse them (a name taken); every item is answered
+ * SERVICE_UNAVAILABLE, saying the outcome is unknown.
  */
 export interface GroupCommitOptions<I, O> {
   /** Writes the items in one statement (one transaction), answering one result per item, in order. */
@@ -25,6 +31,10 @@ interface Waiting<I, O> {
   done: (result: O) => void;
   failed: (error: unknown) => void;
 }
+
+/** What a writer is told when its statement's connection failed: it may have been written (read it back before retrying). */
+export const OUTCOME_UNKNOWN =
+  'The service is temporarily unavailable: the database connection failed while this write was in flight, so it may or may not have been stored. Read it back before retrying.';
 
 export class GroupCommit<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
@@ -75,15 +85,20 @@ export class GroupCommit<I, O> {
       const results = await this.options.write(batch.map((w) => w.item));
       batch.forEach((w, i) => w.done(results[i]!));
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.failed(error);
+      if (batch.length === 1 || isDatabaseUnavailable(error)) {
+        for (const w of batch) w.failed(asAnswered(error));
         return;
       }
       for (const w of batch) {
-        await this.options.write([w.item]).then((results) => w.done(results[0]!), w.failed);
+        await this.options.write([w.item]).then((results) => w.done(results[0]!), (e: unknown) => w.failed(asAnswered(e)));
       }
     }
   }
+}
+
+/** A statement's error as its items are told it: a lost connection says the outcome is unknown. */
+function asAnswered(error: unknown): unknown {
+  return isDatabaseUnavailable(error) ? new ServiceUnavailableError(OUTCOME_UNKNOWN) : error;
 }
 
 /** One GroupCommit per database client (a statement never mixes clients). */

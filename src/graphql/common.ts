@@ -1,7 +1,7 @@
 import { GraphQLError, Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { z } from 'zod';
 import { builder } from './builder.js';
-import { INSTANT_RANGE_MESSAGE, isStorableInstant, parseInput } from '../validation.js';
+import { INSTANT_RANGE_MESSAGE, isStorableInstant, parseInput, toFieldIssues } from '../validation.js';
 import { ValidationError } from '../errors.js';
 import { isoInstant } from './iso-instant.js';
 import { pageWindowSchema, type Page, type Window } from '../pagination.js';
@@ -51,6 +51,9 @@ export function offsetCursor(offset: number): string {
   return Buffer.from(`o:${offset}`).toString('base64url');
 }
 
+/** The largest offset a cursor names (nine digits). */
+export const MAX_CURSOR_OFFSET = 999_999_999;
+
 function cursorOffset(cursor: string): number {
   const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString());
   if (!match) throw new ValidationError([{ field: 'after', message: 'is not a cursor this API issued' }]);
@@ -60,8 +63,10 @@ function cursorOffset(cursor: string): number {
 /** The window a connection field's arguments ask for; the total is counted only when the query selects `totalCount`. */
 export function windowFromArgs(ctx: GraphQLContext, args: { first?: number | null; after?: string | null }, info: GraphQLResolveInfo): Window {
   const skip = args.after ? cursorOffset(args.after) + 1 : 0;
-  const window = parseInput(pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }), { skip, take: args.first ?? undefined }, 'first');
-  return { ...window, withTotal: selectsField(info, 'totalCount') };
+  const window = pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }).safeParse({ skip, take: args.first ?? undefined });
+  // Named as the caller sent them: the size is `first`, the offset came from `after`.
+  if (!window.success) throw new ValidationError(toFieldIssues(window.error).map((issue) => ({ ...issue, field: issue.field === 'take' ? 'first' : 'after' })));
+  return { ...window.data, withTotal: selectsField(info, 'totalCount') };
 }
 
 /**

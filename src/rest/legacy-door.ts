@@ -1,7 +1,7 @@
 import { AppError, type FieldIssue, type ServiceUnavailableError } from '../errors.js';
 import { unavailableError } from '../db/errors.js';
 import { isJsonContentType } from '../http/browser-policy.js';
-import { nulCharacterIssues, toFieldIssues } from '../validation.js';
+import { hasTooDeep, storableInputIssues, toFieldIssues } from '../validation.js';
 import { executeRoute, type GraphQLRunner } from './execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from './http-route.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcId, type RpcResponse } from './jsonrpc.js';
@@ -84,10 +84,11 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       const fields: FieldIssue[] = [{ field: 'params', message: 'must be an object of named parameters' }];
       return rpcError(call.id, { code: RPC_ERROR.INVALID_PARAMS, message: 'Invalid params: params must be an object', data: { fields } });
     }
-    const parsed = route.params.safeParse(raw ?? {});
-    const nul = nulCharacterIssues(raw, 'params');
-    if (!parsed.success || nul.length) {
-      const fields = [...(parsed.success ? [] : toFieldIssues(parsed.error, 'params')), ...nul];
+    // Storable first: a value nested too deep is refused before a rule (recursive) walks it.
+    const unstorable = storableInputIssues(raw, 'params');
+    const parsed = hasTooDeep(unstorable) ? undefined : route.params.safeParse(raw ?? {});
+    if (!parsed?.success || unstorable.length) {
+      const fields = [...(parsed === undefined || parsed.success ? [] : toFieldIssues(parsed.error, 'params')), ...unstorable];
       return rpcError(call.id, {
         code: RPC_ERROR.INVALID_PARAMS,
         message: `Invalid params: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
@@ -196,10 +197,10 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
         }
       }
       const input = { path: pathParams, query, headers, body };
-      const parsed = route.input.safeParse(input);
-      const nul = nulCharacterIssues({ path: pathParams, query, body }, '');
-      if (!parsed.success || nul.length) {
-        const fields = [...(parsed.success ? [] : toFieldIssues(parsed.error)), ...nul];
+      const unstorable = [...storableInputIssues(pathParams, 'path'), ...storableInputIssues(query, 'query'), ...storableInputIssues(body, 'body')];
+      const parsed = hasTooDeep(unstorable) ? undefined : route.input.safeParse(input);
+      if (!parsed?.success || unstorable.length) {
+        const fields = [...(parsed === undefined || parsed.success ? [] : toFieldIssues(parsed.error)), ...unstorable];
         return fail({ status: 400, code: 'BAD_USER_INPUT', message: `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields });
       }
       const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));

@@ -17,5 +17,5 @@ export function assertUniqueRoutes<R>(routes: R[], keyOf: (route: R) => string):
 
 /** Every legacy JSON-RPC path of the spec; each area adds its table here. */
 export function allRpcRoutes(config: Config): RpcRoute[] {
-  return assertUniqueRoutes([...queueRoutes(config), ...taskRoutes(), ...schedulerRoutes(config)], (r) => r.path);
+  return assertUniqueRoutes([...queueRoutes(config), ...taskRoutes(config), ...schedulerRoutes(config)], (r) => r.path);
 }

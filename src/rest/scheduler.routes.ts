@@ -12,7 +12,7 @@ import { data } from './answer-shape.js';
 const byName = z.strictObject({ name: jobName });
 const same = <T>(value: T) => ({ result: value });
 
-export function schedulerRoutes(_config: Config): RpcRoute[] {
+export function schedulerRoutes(config: Config): RpcRoute[] {
   return [
     rpcRoute({
       area: 'scheduler',
@@ -29,7 +29,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       area: 'scheduler',
       path: '/list',
       summary: 'Returns the jobs ordered by name, a page at a time; result is an array.',
-      params: z.strictObject(legacyPage),
+      params: z.strictObject(legacyPage(config.MAX_PAGE_SIZE)),
       document: op.ListJobsDocument,
       variables: (p, env) => pageVariables(p, env.defaultPageSize),
       result: (d) => same(d.jobs.nodes),
@@ -53,7 +53,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       area: 'scheduler',
       path: '/search',
       summary: 'Returns the jobs matching name prefix, status, target kind and queue; adds rowsCount.',
-      params: jobFilter.extend(legacyPage),
+      params: jobFilter.extend(legacyPage(config.MAX_PAGE_SIZE)),
       document: op.SearchJobsDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.jobs.nodes, rowsCount: d.jobs.totalCount }),
@@ -63,7 +63,7 @@ export function schedulerRoutes(_config: Config): RpcRoute[] {
       area: 'scheduler',
       path: '/searchJobInstance',
       summary: 'Returns the job instances by job name, status, trigger and scheduled-time range [from, to), latest first; adds rowsCount.',
-      params: jobInstanceFilter.extend(legacyPage),
+      params: jobInstanceFilter.extend(legacyPage(config.MAX_PAGE_SIZE)),
       document: op.SearchJobInstancesDocument,
       variables: ({ pageSize, pageNumber, from, to, ...filter }, env) => ({
         filter: { ...filter, ...(from && { from: from.toISOString() }), ...(to && { to: to.toISOString() }) },

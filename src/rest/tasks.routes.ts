@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Config } from '../config.js';
 import { queueName } from '../queues/queue-rules.js';
 import { createTaskInput, taskFilter, taskKey, TASK_STATUSES } from '../tasks/task-rules.js';
 import * as op from '../generated/graphql/graphql.js';
@@ -12,7 +13,7 @@ const same = <T>(task: T) => ({ result: task });
 
 /** A path that names one task and answers it as its operation's root field returns it. */
 
-export function taskRoutes(): RpcRoute[] {
+export function taskRoutes(config: Config): RpcRoute[] {
   return [
     rpcRoute({
       area: 'tasks',
@@ -29,7 +30,7 @@ export function taskRoutes(): RpcRoute[] {
       area: 'tasks',
       path: '/listTasks',
       summary: 'Returns tasks (of one queue when queueName is given) ordered by name, a page at a time.',
-      params: z.strictObject({ queueName: queueName.optional(), ...legacyPage }),
+      params: z.strictObject({ queueName: queueName.optional(), ...legacyPage(config.MAX_PAGE_SIZE) }),
       document: op.SearchTasksDocument,
       variables: ({ queueName: queue, ...page }, env) => ({ filter: queue ? { queueName: queue } : null, ...pageVariables(page, env.defaultPageSize) }),
       result: (d, p) => ({
@@ -43,7 +44,7 @@ export function taskRoutes(): RpcRoute[] {
       area: 'tasks',
       path: '/searchTasks',
       summary: 'Returns the tasks matching queue name, name prefix, description text and status, ordered by name; adds rowsCount.',
-      params: taskFilter.extend(legacyPage),
+      params: taskFilter.extend(legacyPage(config.MAX_PAGE_SIZE)),
       document: op.SearchTasksDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.tasks.nodes, rowsCount: d.tasks.totalCount }),

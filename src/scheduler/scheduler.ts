@@ -1,6 +1,7 @@
 import type { PrismaClient, Job, JobInstance, Prisma } from '../generated/prisma/client.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
+import { likeLiteral } from '../db/like.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { LEASE_MARGIN_SECONDS } from '../db/sql/fireOccurrences.js';
 import { readPage, type Page, type Window } from '../pagination.js';
@@ -65,7 +66,7 @@ export async function getJob(db: PrismaClient, name: string): Promise<Job> {
 
 export async function findJobs(db: PrismaClient, filter: JobFilter, order: JobOrder, window: Window): Promise<Page<Job>> {
   const where: Prisma.JobWhereInput = {
-    ...(filter.namePrefix !== undefined && { name: { startsWith: filter.namePrefix } }),
+    ...(filter.namePrefix !== undefined && { name: { startsWith: likeLiteral(filter.namePrefix) } }),
     ...(filter.status !== undefined && { status: filter.status }),
     ...(filter.targetKind !== undefined && { target: { path: ['kind'], equals: filter.targetKind } }),
     ...(filter.queue !== undefined && { AND: [{ target: { path: ['kind'], equals: 'TASK' } }, { target: { path: ['queue'], equals: filter.queue } }] }),

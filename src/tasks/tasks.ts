@@ -1,6 +1,7 @@
 import type { PrismaClient, Prisma, Task } from '../generated/prisma/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
+import { likeLiteral } from '../db/like.js';
 import { notifyTaskChange } from '../db/sql/taskEvents.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
@@ -82,8 +83,8 @@ export async function getTask(db: PrismaClient, key: TaskKey): Promise<Task> {
 export function taskWhere(filter: TaskFilter): Prisma.TaskWhereInput {
   return {
     ...(filter.queueName !== undefined && { queueName: filter.queueName }),
-    ...(filter.name !== undefined && { name: { startsWith: filter.name } }),
-    ...(filter.description !== undefined && { description: { contains: filter.description, mode: 'insensitive' } }),
+    ...(filter.name !== undefined && { name: { startsWith: likeLiteral(filter.name) } }),
+    ...(filter.description !== undefined && { description: { contains: likeLiteral(filter.description), mode: 'insensitive' } }),
     ...(filter.status !== undefined && { status: filter.status }),
   };
 }

@@ -1,13 +1,34 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 // A TCP relay a test can cut: the gateway reaches its PostgreSQL through it, and `cut()` is an outage as the gateway
-// meets it (open connections reset, new ones refused) without stopping a server other tests share.
+// meets it (open connections reset, new ones refused) without stopping a server other tests share. `hold` and
+// `cutAfterReply` act on one connection, chosen by what the gateway sends on it (matched as latin1 text: a statement's
+// text or its bound parameters).
 
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * From the first chunk the gateway sends that `match`es, that connection's data toward the server is held (a
+   * statement in flight that does not progress) until `release()`; `seen` resolves when it is first held.
+   */
+  hold(match: (sent: string) => boolean): { seen: Promise<void>; release(): void };
+  /**
+   * Arms a cut that lands after a commit: once the gateway sends a chunk that `match`es, the server's next answer on
+   * that connection that ends with ReadyForQuery (sent after an implicit transaction committed) is dropped and the
+   * connection reset. Resolves when that happened. Other connections, and new ones, work on.
+   */
+  cutAfterReply(match: (sent: string) => boolean): Promise<void>;
+}
+
+/** ReadyForQuery ('Z', length 5): the server's last message of a query cycle, after its implicit commit. */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
+
+interface Rule {
+  match: (sent: string) => boolean;
+  fired: () => void;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
@@ -17,17 +38,54 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
   };
+  let holdRule: (Rule & { releases: (() => void)[]; released: boolean }) | undefined;
+  let cutRule: Rule | undefined;
   let server: Server;
   let port = 0;
-  const listen = async () => {
-    server = createServer((client) => {
-      const upstream = connect(targetPort, targetHost);
-      track(client);
-      track(upstream);
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+  const relay = (client: Socket) => {
+    const upstream = connect(targetPort, targetHost);
+    track(client);
+    track(upstream);
+    let held: Buffer[] | null = null;
+    let cutArmed: Rule | undefined;
+    const forward = (chunk: Buffer) => {
+      if (cutRule?.match(chunk.toString('latin1'))) {
+        cutArmed = cutRule;
+        cutRule = undefined;
+      }
+      upstream.write(chunk);
+    };
+    client.on('data', (chunk: Buffer) => {
+      if (held) return void held.push(chunk);
+      const rule = holdRule;
+      if (rule && !rule.released && rule.match(chunk.toString('latin1'))) {
+        holdRule = undefined;
+        const queue = (held = [chunk]);
+        rule.releases.push(() => {
+          held = null;
+          for (const c of queue) forward(c);
+        });
+        rule.fired();
+        return;
+      }
+      forward(chunk);
     });
+    upstream.on('data', (chunk: Buffer) => {
+      if (cutArmed && chunk.includes(READY_FOR_QUERY)) {
+        const rule = cutArmed;
+        cutArmed = undefined;
+        client.resetAndDestroy();
+        upstream.destroy();
+        rule.fired();
+        return;
+      }
+      client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  };
+  const listen = async () => {
+    server = createServer(relay);
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
     port = (server.address() as { port: number }).port;
   };
@@ -37,5 +95,27 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     await closed;
   };
   await listen();
-  return { port, cut: stop, restore: listen, close: stop };
+  return {
+    port,
+    cut: stop,
+    restore: listen,
+    close: stop,
+    hold(match) {
+      let fired!: () => void;
+      const seen = new Promise<void>((resolve) => (fired = resolve));
+      const rule = { match, fired, releases: [] as (() => void)[], released: false };
+      holdRule = rule;
+      return {
+        seen,
+        release() {
+          rule.released = true;
+          if (holdRule === rule) holdRule = undefined;
+          for (const release of rule.releases) release();
+        },
+      };
+    },
+    cutAfterReply(match) {
+      return new Promise<void>((fired) => (cutRule = { match, fired }));
+    },
+  };
 }

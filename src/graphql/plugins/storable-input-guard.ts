@@ -1,12 +1,14 @@
 import { visit, type DocumentNode } from 'graphql';
 import type { FieldIssue } from '../../errors.js';
-import { NUL_MESSAGE, nulCharacterIssues } from '../../validation.js';
+import { NUL_MESSAGE, storableInputIssues } from '../../validation.js';
 import { carriesHttpStatus, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
 
-// Input the database would refuse is a client's mistake, answered before anything runs: a string holding U+0000
-// (PostgreSQL text and jsonb cannot store it) in the variables or in a string literal of the document. Over HTTP
-// 400 BAD_USER_INPUT naming each field; over graphql-ws the same error.
+// Input the database would refuse is a client's mistake, answered before anything runs, by the one storable-input
+// rule the legacy door applies too (src/validation.ts: storableInputIssues): in the variables a string holding U+0000
+// or a lone surrogate, a value nesting deeper than MAX_JSON_DEPTH; in the document a string literal holding U+0000
+// (graphql-js itself refuses lone surrogates in literals, and the parser bounds their nesting). Over HTTP 400
+// BAD_USER_INPUT naming each field; over graphql-ws the same error.
 
 function literalIssues(document: DocumentNode): FieldIssue[] {
   const issues: FieldIssue[] = [];
@@ -26,7 +28,7 @@ export function storableInputGuard(): OperationGuard {
     // which names the fields as the caller sent them (params.*, body.*), and it holds no literal a client wrote.
     const body = args.document.loc?.source.body;
     if (body === undefined) return null;
-    const issues = [...nulCharacterIssues(args.variableValues ?? {}, ''), ...(hasNulLiteral(body) ? literalIssues(args.document) : [])];
+    const issues = [...storableInputIssues(args.variableValues ?? {}, ''), ...(hasNulLiteral(body) ? literalIssues(args.document) : [])];
     if (issues.length === 0) return null;
     const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
     return {
