@@ -131,6 +131,8 @@ const DOORS_TABLE: [string, string, Record<string, unknown>, Verdict][] = [
   ['@include by its default', 'query($n: Int = 100, $d: Boolean = true) { queues(first: $n) { nodes { name tasks(first: $n) @include(if: $d) { nodes { name } } } } }', {}, 'refused'],
   ['@include false', 'query($n: Int = 100, $d: Boolean = true) { queues(first: $n) { nodes { name tasks(first: $n) @include(if: $d) { nodes { name } } } } }', { d: false }, 'runs'],
   ['pageSize default and an unpaged list', 'query($p: Int = 100) { person(oid: "1") { employments(pageSize: $p) { organization { groups { grpId name } } } } }', {}, 'refused'],
+  ['pageSize 101 of a page type (its field refuses it)', 'query($p: Int = 101) { stubNotifications(type: "sms", pageSize: $p) { content { id } } }', {}, 'BAD_USER_INPUT'],
+  ['pageSize 101 of a list field (its field refuses it)', 'query($p: Int = 101) { person(oid: "1") { employments(pageSize: $p) { position } } }', {}, 'BAD_USER_INPUT'],
   ['pageSize 5 and an unpaged list', 'query($p: Int = 100) { person(oid: "1") { employments(pageSize: $p) { organization { groups { grpId name } } } } }', { p: 5 }, 'runs'],
 ];
 
