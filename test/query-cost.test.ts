@@ -4,6 +4,7 @@ import { getNamedType, isObjectType, parse, type GraphQLNamedType } from 'graphq
 import { buildSchema } from '../src/graphql/schema.js';
 import { operationSize, sizeVariables } from '../src/graphql/plugins/operation.js';
 import { FULL_PAGE_LISTS, LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/graphql/plugins/list-bounds.js';
+import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
 
@@ -150,10 +151,10 @@ const DOORS: [string, Door][] = [
   ['graphql-ws', (url, q, v) => overWs(url, q, v)],
 ];
 
-describe('the cost verdict on every door', () => {
+describe.each(DATABASES)('the cost verdict on every door, on %s', (kind) => {
   let t: TestGateway;
   beforeAll(async () => {
-    t = await startTestGateway('pglite', ENV);
+    t = await startTestGateway(kind, ENV);
   }, 60_000);
   afterAll(() => t?.close());
 
