@@ -181,6 +181,24 @@ describe.each(DATABASES)('the cost verdict on every door, on %s', (kind) => {
   });
 });
 
+describe('the issue\'s exact document at the default limits (MAX_PAGE_SIZE 500, GRAPHQL_MAX_COST 50000)', () => {
+  let t: TestGateway;
+  beforeAll(async () => {
+    t = await startTestGateway('pglite', NO_WORKERS);
+  }, 60_000);
+  afterAll(() => t?.close());
+  const EXACT = 'query($n: Int = 500) { queues(first: $n) { nodes { tasks(first: $n) { nodes { name status } } } } }';
+
+  it.each(DOORS)('over %s: refused without n and with n: 500; runs with n: 50', async (_door, run) => {
+    for (const variables of [{}, { n: 500 }]) {
+      const refused = await run(t.url, EXACT, variables);
+      expect(refused.results[0]?.errors?.[0]).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' }, message: expect.stringContaining('GRAPHQL_MAX_COST') });
+    }
+    const runs = await run(t.url, EXACT, { n: 50 });
+    expect(runs.results[0]).toEqual({ data: { queues: { nodes: [] } } });
+  });
+});
+
 describe('the estimate is never below what the query returns', () => {
   let t: TestGateway;
   const env = { ...NO_WORKERS, MAX_PAGE_SIZE: '6', DEFAULT_PAGE_SIZE: '3' };
