@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { getNamedType, isObjectType, parse, type GraphQLNamedType } from 'graphql';
+import { getNamedType, isInputObjectType, isInterfaceType, isObjectType, parse, type GraphQLNamedType } from 'graphql';
 import { buildSchema } from '../src/graphql/schema.js';
 import { operationSize, sizeVariables } from '../src/graphql/plugins/operation.js';
 import { FULL_PAGE_LISTS, LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/graphql/plugins/list-bounds.js';
@@ -50,10 +50,10 @@ describe('every list of the schema has a bound the cost counts', () => {
     const pagingLike = /^(first|last|take|limit|top|count|size|pageSize|perPage|max)$/i;
     const seen = new Set<string>();
     for (const type of types) {
-      const fields = isObjectType(type) || 'getFields' in type ? (type as { getFields(): Record<string, { name: string; args?: readonly { name: string }[] }> }).getFields() : {};
-      for (const field of Object.values(fields)) {
-        for (const arg of field.args ?? []) if (pagingLike.test(arg.name)) seen.add(arg.name);
-        if (!isObjectType(type) && pagingLike.test(field.name)) seen.add(`${type.name}.${field.name}`);
+      if (isObjectType(type) || isInterfaceType(type)) {
+        for (const field of Object.values(type.getFields())) for (const arg of field.args) if (pagingLike.test(arg.name)) seen.add(arg.name);
+      } else if (isInputObjectType(type)) {
+        for (const field of Object.values(type.getFields())) if (pagingLike.test(field.name)) seen.add(`${type.name}.${field.name}`);
       }
     }
     expect([...seen].sort()).toEqual([...PAGING_ARGUMENTS].sort());
