@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { getNamedType, isInputObjectType, isInterfaceType, isObjectType, parse, type GraphQLNamedType } from 'graphql';
 import { buildSchema } from '../src/graphql/schema.js';
 import { operationSize, sizeVariables } from '../src/graphql/plugins/operation.js';
-import { FULL_PAGE_LISTS, LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/graphql/plugins/list-bounds.js';
+import { LIST_BOUNDS, UNBOUNDED_LISTS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/graphql/plugins/list-bounds.js';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
@@ -30,7 +30,7 @@ describe('every list of the schema has a bound the cost counts', () => {
       for (const field of Object.values(type.getFields())) {
         if (!isObjectList(field) || pagingArgument(field) || paged.has(type)) continue;
         const name = `${type.name}.${field.name}`;
-        if (!LIST_BOUNDS.has(name) && !FULL_PAGE_LISTS.has(name)) unbounded.push(name);
+        if (!LIST_BOUNDS.has(name) && !UNBOUNDED_LISTS.has(name)) unbounded.push(name);
       }
     }
     expect(unbounded).toEqual([]);
@@ -61,7 +61,7 @@ describe('every list of the schema has a bound the cost counts', () => {
 });
 
 describe('the estimate counts the values the operation runs with', () => {
-  const limits = { defaultPageSize: 10, maxPageSize: 100, costCeiling: Number.MAX_SAFE_INTEGER };
+  const limits = { defaultPageSize: 10, maxPageSize: 100, unpagedListSize: 20, costCeiling: Number.MAX_SAFE_INTEGER };
   const cost = (query: string, variables?: Record<string, unknown>) => operationSize(schema, parse(query), undefined, variables, limits)?.cost;
   const ISSUE = 'query($n: Int = 100) { queues(first: $n) { nodes { name tasks(first: $n) { nodes { name } } } } }';
   // queues 1 + nodes 1 + n x (name 1 + tasks 1 + nodes 1 + n x name 1)
@@ -90,7 +90,7 @@ describe('the estimate counts the values the operation runs with', () => {
     ['@include by its default', 'query($n: Int = 100, $d: Boolean = true) { queues(first: $n) { nodes { name tasks(first: $n) @include(if: $d) { nodes { name } } } } }', undefined, issue(100)],
     ['@include false', 'query($n: Int = 100, $d: Boolean = true) { queues(first: $n) { nodes { name tasks(first: $n) @include(if: $d) { nodes { name } } } } }', { d: false }, 2 + 100],
     ['@skip on a fragment spread', 'query($s: Boolean!) { queues(first: 5) { nodes { name ...T @skip(if: $s) } } } fragment T on Queue { tasks(first: 100) { nodes { name } } }', { s: true }, 2 + 5],
-    ['pageSize of a list field, and an unpaged list at MAX_PAGE_SIZE', 'query($p: Int = 100) { person(oid: "1") { employments(pageSize: $p) { organization { groups { grpId name } } } } }', undefined, 2 + 100 * 202],
+    ['pageSize of a list field, and an unpaged list at GRAPHQL_UNPAGED_LIST_SIZE', 'query($p: Int = 100) { person(oid: "1") { employments(pageSize: $p) { organization { groups { grpId name } } } } }', undefined, 2 + 100 * (1 + 1 + 20 * 2)],
     ['pageSize absent: DEFAULT_PAGE_SIZE', 'query($p: Int) { person(oid: "1") { employments(pageSize: $p) { position } } }', undefined, 2 + 10],
     ['pageSize of a page type', 'query($p: Int = 60) { stubNotifications(type: "sms", pageSize: $p) { totalElements content { id status } } }', undefined, 1 + 1 + 1 + 60 * 2],
     ['an unpaged list with a bound of its own', '{ systemChannels(systemId: "s") { channel } }', undefined, 1 + 8],
@@ -105,7 +105,7 @@ describe('the estimate counts the values the operation runs with', () => {
 });
 
 // A gateway where the issue's document is cheap at DEFAULT_PAGE_SIZE and far over GRAPHQL_MAX_COST at its default.
-const ENV = { ...NO_WORKERS, GRAPHQL_MAX_COST: '2000', MAX_PAGE_SIZE: '100', DEFAULT_PAGE_SIZE: '10' };
+const ENV = { ...NO_WORKERS, GRAPHQL_MAX_COST: '2000', MAX_PAGE_SIZE: '100', DEFAULT_PAGE_SIZE: '10', GRAPHQL_UNPAGED_LIST_SIZE: '100' };
 const ISSUE = 'query($n: Int = 100) { queues(first: $n) { nodes { name tasks(first: $n) { nodes { name } } } } }';
 const QUEUE_FIELDS = 'name description rate labels status paused createTime updateTime';
 type Verdict = 'refused' | 'runs' | 'BAD_USER_INPUT';
@@ -197,6 +197,13 @@ describe('the issue\'s exact document at the default limits (MAX_PAGE_SIZE 500, 
     const runs = await run(t.url, EXACT, { n: 50 });
     expect(runs.results[0]).toEqual({ data: { queues: { nodes: [] } } });
   });
+
+  it.each(DOORS)('over %s: unpaged lists count GRAPHQL_UNPAGED_LIST_SIZE (50): two nested run, three are refused', async (_door, run) => {
+    const two = await run(t.url, 'query($oid: String!) { person(oid: $oid) { organizations { organization { groups { grpId } } } } }', { oid: '1' });
+    expect(two.results[0]?.errors?.map((e) => e.extensions?.code)).toEqual(['NOT_FOUND']);
+    const three = await run(t.url, '{ organization(oid: "1") { members { person { organizations { organization { members { person { oid } } } } } } } }', {});
+    expect(three.results[0]?.errors?.[0]).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' }, message: expect.stringContaining('GRAPHQL_MAX_COST') });
+  });
 });
 
 describe('the estimate is never below what the query returns', () => {
@@ -250,7 +257,7 @@ describe('the estimate is never below what the query returns', () => {
   };
 
   it('for random page arguments, given every way, over HTTP', async () => {
-    const limits = { defaultPageSize: 3, maxPageSize: 6, costCeiling: Number.MAX_SAFE_INTEGER };
+    const limits = { defaultPageSize: 3, maxPageSize: 6, unpagedListSize: 50, costCeiling: Number.MAX_SAFE_INTEGER };
     await fc.assert(
       fc.asyncProperty(pageArgument, pageArgument, fc.boolean(), fc.boolean(), fc.option(fc.boolean(), { nil: undefined }), async (outer, inner, edges, fragment, include) => {
         const { query, variables } = build(outer, inner, edges, fragment, include);

@@ -108,6 +108,8 @@ export interface OperationSize {
 export interface SizeOptions {
   defaultPageSize: number;
   maxPageSize: number;
+  /** Items of a list no paging argument and no bound of the data model limits (GRAPHQL_UNPAGED_LIST_SIZE). */
+  unpagedListSize: number;
   /** Stop counting once past this cost (the answer is then only "too costly"). */
   costCeiling: number;
 }
@@ -158,7 +160,7 @@ export function sizeVariables(document: DocumentNode): string[] {
  * Depth (root fields are 1; introspection fields add none), aliases (every aliased field, fragments counted where
  * spread), and cost: every field costs 1, and what a list of objects selects is counted once per item it may return
  * (list-bounds.ts): its paging argument's value, or that of the field holding it (a connection's `first` for its
- * `nodes` and `edges`), else its own bound. Values are those the operation will run with: the request's variables,
+ * `nodes` and `edges`), else its own bound, else GRAPHQL_UNPAGED_LIST_SIZE. Values are those the operation will run with: the request's variables,
  * else the variables' defaults, else DEFAULT_PAGE_SIZE; a page the resolver refuses (outside 1..MAX_PAGE_SIZE) reads
  * nothing. Selections @skip/@include leave out are not counted, by the values their conditions will have.
  */
@@ -211,7 +213,7 @@ export function operationSize(
       if (s.selectionSet) {
         const ownPage = def && !introspection ? pageOf(s, def) : undefined;
         const list = def !== undefined && !introspection && isObjectList(def);
-        const items = !list ? 1 : (ownPage ?? page ?? LIST_BOUNDS.get(`${parent!.name}.${s.name.value}`) ?? options.maxPageSize);
+        const items = !list ? 1 : (ownPage ?? page ?? LIST_BOUNDS.get(`${parent!.name}.${s.name.value}`) ?? options.unpagedListSize);
         // A paging field that is not itself a list (a connection, a stub page) pages the lists its result holds.
         const children = walk(s.selectionSet, def ? getNamedType(def.type) : undefined, here, list ? undefined : ownPage, introspection, spreads);
         fieldCost += items * children;

@@ -15,6 +15,7 @@ export interface QueryLimits {
   maxCost: number;
   defaultPageSize: number;
   maxPageSize: number;
+  unpagedListSize: number;
 }
 
 export function checkQueryLimits(
