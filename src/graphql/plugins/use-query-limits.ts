@@ -40,6 +40,8 @@ interface DocumentVerdicts {
   /** sizeVariables of the document: the only variables a verdict depends on. */
   names: string[];
   byValues: Map<string, string | null>;
+  /** The verdict of a document without such variables (most documents): one for every request. */
+  alone?: { message: string | null };
 }
 
 /** The values of `names` as a cache key; undefined when one is not a plain scalar (such a request is judged afresh). */
@@ -92,7 +94,9 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
   const check = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined) => {
     const slot = verdicts(schema, document, operationName);
     let cached = slot.get();
+    if (cached?.alone) return cached.alone.message;
     if (!cached) slot.set((cached = { names: sizeVariables(document), byValues: new Map() }));
+    if (cached.names.length === 0) return (cached.alone = { message: checkQueryLimits(limits, schema, document, operationName, variables) }).message;
     const key = valuesKey(cached.names, variables);
     if (key !== undefined && cached.byValues.has(key)) return cached.byValues.get(key) ?? null;
     const message = checkQueryLimits(limits, schema, document, operationName, variables);
