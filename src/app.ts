@@ -138,6 +138,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       maxCost: config.GRAPHQL_MAX_COST,
       defaultPageSize: config.DEFAULT_PAGE_SIZE,
       maxPageSize: config.MAX_PAGE_SIZE,
+      unpagedListSize: config.GRAPHQL_UNPAGED_LIST_SIZE,
     },
     metrics,
   );

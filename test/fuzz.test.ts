@@ -190,6 +190,15 @@ describe('fuzz: hostile requests', () => {
         '{ queue(name: 1) { name } }', 'query Q { ...F } fragment F on Query { ...F }', 'query A { __typename } query A { __typename }', 'subscription { queueChanged(name: "nope\'") { name } } query { __typename }',
         '{ apiKeys { nodes { hash } } }', 'mutation { revokeApiKey(id: "\' OR 1=1 --") { id } }', 'mutation { createApiKey(input: {name: "", scopes: []}) { key } }', '{ __schema { types { fields { type { fields { type { name } } } } } } }'),
       fc.string({ maxLength: 300 }),
+      // Pages through variable defaults, null defaults, pageSize and @include (issue 27): costed as they run.
+      fc.constantFrom(
+        'query($n: Int = 500) { queues(first: $n) { nodes { name tasks(first: $n) { nodes { name } } } } }',
+        'query($n: Int = null) { queues(first: $n) { nodes { name tasks(first: $n) { nodes { name } } } } }',
+        'query($n: Int = 501) { queues(first: $n) { nodes { name } } }',
+        'query($p: Int = 500) { person(oid: "1") { employments(pageSize: $p) { organization { members { person { oid } } } } } }',
+        'query($d: Boolean = true) { queues(first: 500) { nodes { tasks(first: 500) @include(if: $d) { nodes { name } } } } }',
+        'query($p: Int = 500) { ...F } fragment F on Query { a: stubNotifications(type: "sms", pageSize: $p) { content { id } } b: queues(first: $p) { nodes { name } } }',
+      ),
     );
     const legacyDocGraphql = rpcCall.map(({ route, params }) => {
       let variables: unknown;

@@ -1,7 +1,5 @@
 import {
   getNamedType,
-  getNullableType,
-  isListType,
   isObjectType,
   isInterfaceType,
   Kind,
@@ -13,10 +11,16 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type SelectionNode,
   type SelectionSetNode,
+  type ValueNode,
+  type VariableDefinitionNode,
+  valueFromASTUntyped,
+  visit,
 } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { GraphQLError } from 'graphql';
+import { LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pageItems, pagingArgument } from './list-bounds.js';
 
 // What the request plugins need to know about an operation before it runs: its root fields (after fragments),
 // and its depth, alias count and estimated cost.
@@ -99,55 +103,95 @@ export interface OperationSize {
   depth: number;
   aliases: number;
   cost: number;
-  /** Whether a variable's value entered the count (a `first: $n`): if not, the size is the document's alone. */
-  readsVariables: boolean;
 }
 
 export interface SizeOptions {
   defaultPageSize: number;
   maxPageSize: number;
+  /** Items of a list no paging argument and no bound of the data model limits (GRAPHQL_UNPAGED_LIST_SIZE). */
+  unpagedListSize: number;
   /** Stop counting once past this cost (the answer is then only "too costly"). */
   costCeiling: number;
 }
 
+type Variables = Record<string, unknown> | null | undefined;
+
+/** The value an argument or directive argument will have when the operation runs: graphql-js takes a variable's
+ * value when the request gives one (null included), else its definition's default, else leaves it absent. */
+function runtimeValue(value: ValueNode, variables: Variables, definitions: ReadonlyMap<string, VariableDefinitionNode>): unknown {
+  if (value.kind !== Kind.VARIABLE) return valueFromASTUntyped(value);
+  const name = value.name.value;
+  if (variables && Object.hasOwn(variables, name)) return variables[name];
+  const fallback = definitions.get(name)?.defaultValue;
+  return fallback ? valueFromASTUntyped(fallback) : undefined;
+}
+
+/** Whether @skip/@include let a selection run, by the values the variables will have; an `if` that is not a boolean
+ * fails variable coercion before anything runs, and is counted as included (the larger estimate). */
+function runs(node: SelectionNode, variables: Variables, definitions: ReadonlyMap<string, VariableDefinitionNode>): boolean {
+  for (const directive of node.directives ?? []) {
+    const name = directive.name.value;
+    if (name !== 'skip' && name !== 'include') continue;
+    const condition = directive.arguments?.find((a) => a.name.value === 'if');
+    const value = condition ? runtimeValue(condition.value, variables, definitions) : undefined;
+    if (typeof value === 'boolean' && value === (name === 'skip')) return false;
+  }
+  return true;
+}
+
+/**
+ * The variables whose values the size of an operation depends on: those given to a paging argument (PAGING_ARGUMENTS)
+ * or to @skip/@include anywhere in the document. Empty for most documents, whose size is then the document's alone.
+ */
+export function sizeVariables(document: DocumentNode): string[] {
+  const names = new Set<string>();
+  visit(document, {
+    Argument(node, _key, _parent, _path, ancestors) {
+      if (node.value.kind !== Kind.VARIABLE) return;
+      const owner = ancestors[ancestors.length - 1];
+      const inCondition = owner && 'kind' in owner && owner.kind === Kind.DIRECTIVE && (owner.name.value === 'skip' || owner.name.value === 'include');
+      if (inCondition || (owner && 'kind' in owner && owner.kind === Kind.FIELD && PAGING_ARGUMENTS.has(node.name.value))) names.add(node.value.name.value);
+    },
+  });
+  return [...names];
+}
+
 /**
  * Depth (root fields are 1; introspection fields add none), aliases (every aliased field, fragments counted where
- * spread), and cost: every field costs 1, and what a list field selects is counted once per item it may
- * return: the `first` argument of the nearest field above that has one (its variable's value when it is one),
- * else DEFAULT_PAGE_SIZE, never more than MAX_PAGE_SIZE.
+ * spread), and cost: every field costs 1, and what a list of objects selects is counted once per item it may return
+ * (list-bounds.ts): its paging argument's value, or that of the field holding it (a connection's `first` for its
+ * `nodes` and `edges`), else its own bound, else GRAPHQL_UNPAGED_LIST_SIZE. Values are those the operation will run with: the request's variables,
+ * else the variables' defaults, else DEFAULT_PAGE_SIZE; a page the resolver refuses (outside 1..MAX_PAGE_SIZE) reads
+ * nothing. Selections @skip/@include leave out are not counted, by the values their conditions will have.
  */
 export function operationSize(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  variables: Record<string, unknown> | null | undefined,
+  variables: Variables,
   options: SizeOptions,
 ): OperationSize | undefined {
   const shape = operationShape(schema, document, operationName);
   const operation = selectedOperation(document, operationName);
   if (!shape || !operation || !shape.rootType) return undefined;
   const fragments = fragmentsOf(document);
+  const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
   let depth = 0;
   let aliases = 0;
-  let readsVariables = false;
 
-  const pageOf = (field: FieldNode, inherited: number): number => {
-    const arg = field.arguments?.find((a) => a.name.value === 'first');
-    if (!arg) return inherited;
-    let value: unknown;
-    if (arg.value.kind === Kind.INT) value = Number(arg.value.value);
-    else if (arg.value.kind === Kind.VARIABLE) {
-      readsVariables = true;
-      value = variables?.[arg.value.name.value];
-    }
-    if (value === undefined || value === null) return options.defaultPageSize;
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? Math.min(value, options.maxPageSize) : options.maxPageSize;
+  const pageOf = (field: FieldNode, def: GraphQLField<unknown, unknown>): number | undefined => {
+    const name = pagingArgument(def);
+    if (!name) return undefined;
+    const arg = field.arguments?.find((a) => a.name.value === name);
+    return pageItems(arg ? runtimeValue(arg.value, variables, definitions) : undefined, options);
   };
 
-  const walk = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, level: number, page: number, inIntrospection: boolean, spreads: Set<string>): number => {
+  /** `page`: the items of the paging field whose result `set` selects from, for the lists directly in it. */
+  const walk = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, level: number, page: number | undefined, inIntrospection: boolean, spreads: Set<string>): number => {
     let cost = 0;
     for (const s of set.selections) {
       if (cost > options.costCeiling) return cost;
+      if (!runs(s, variables, definitions)) continue;
       if (s.kind === Kind.INLINE_FRAGMENT) {
         const narrowed = s.typeCondition ? (schema.getType(s.typeCondition.name.value) ?? parent) : parent;
         cost += walk(s.selectionSet, narrowed, level, page, inIntrospection, spreads);
@@ -167,18 +211,20 @@ export function operationSize(
       const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[s.name.value] : undefined;
       let fieldCost = 1;
       if (s.selectionSet) {
-        const childPage = pageOf(s, page);
-        const children = walk(s.selectionSet, def ? getNamedType(def.type) : undefined, here, childPage, introspection, spreads);
-        const multiplier = def && isListType(getNullableType(def.type)) && !introspection ? childPage : 1;
-        fieldCost += multiplier * children;
+        const ownPage = def && !introspection ? pageOf(s, def) : undefined;
+        const list = def !== undefined && !introspection && isObjectList(def);
+        const items = !list ? 1 : (ownPage ?? page ?? LIST_BOUNDS.get(`${parent!.name}.${s.name.value}`) ?? options.unpagedListSize);
+        // A paging field that is not itself a list (a connection, a stub page) pages the lists its result holds.
+        const children = walk(s.selectionSet, def ? getNamedType(def.type) : undefined, here, list ? undefined : ownPage, introspection, spreads);
+        fieldCost += items * children;
       }
       cost += fieldCost;
     }
     return cost;
   };
 
-  const cost = walk(operation.selectionSet, shape.rootType, 0, options.defaultPageSize, false, new Set());
-  return { depth, aliases, cost, readsVariables };
+  const cost = walk(operation.selectionSet, shape.rootType, 0, undefined, false, new Set());
+  return { depth, aliases, cost };
 }
 
 /** An error that stops an operation before it runs; `status` goes to HTTP clients, never over WebSocket. */

@@ -1,11 +1,13 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
-import { operationCache, operationSize, carriesHttpStatus, refusal } from './operation.js';
+import { operationCache, operationSize, sizeVariables, carriesHttpStatus, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
 
-// GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so
-// `first: $n` counts as its value) just before an operation runs; over a limit -> GRAPHQL_VALIDATION_FAILED.
+// GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so `first: $n`
+// counts as the value it will run with: the request's, else the variable's default) just before an operation runs,
+// on every door (Yoga's onExecute/onSubscribe for /graphql, SSE and graphql-ws; the legacy runner's guard list);
+// over a limit -> GRAPHQL_VALIDATION_FAILED.
 
 export interface QueryLimits {
   maxDepth: number;
@@ -13,6 +15,7 @@ export interface QueryLimits {
   maxCost: number;
   defaultPageSize: number;
   maxPageSize: number;
+  unpagedListSize: number;
 }
 
 export function checkQueryLimits(
@@ -22,23 +25,35 @@ export function checkQueryLimits(
   operationName: string | null | undefined,
   variables: Record<string, unknown> | null | undefined,
 ): string | null {
-  return queryLimitCheck(limits, schema, document, operationName, variables).message;
+  const size = operationSize(schema, document, operationName, variables, { ...limits, costCeiling: limits.maxCost });
+  if (!size) return null;
+  if (size.depth > limits.maxDepth) return `The operation is nested ${size.depth} fields deep; at most ${limits.maxDepth} (GRAPHQL_MAX_DEPTH).`;
+  if (size.aliases > limits.maxAliases) return `The operation uses ${size.aliases} aliases; at most ${limits.maxAliases} (GRAPHQL_MAX_ALIASES).`;
+  if (size.cost > limits.maxCost) return `The operation's estimated cost is over ${limits.maxCost} (GRAPHQL_MAX_COST); ask for fewer fields or smaller pages.`;
+  return null;
 }
 
-function queryLimitCheck(
-  limits: QueryLimits,
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Record<string, unknown> | null | undefined,
-): { message: string | null; readsVariables: boolean } {
-  const size = operationSize(schema, document, operationName, variables, { ...limits, costCeiling: limits.maxCost });
-  if (!size) return { message: null, readsVariables: false };
-  const { readsVariables } = size;
-  if (size.depth > limits.maxDepth) return { readsVariables, message: `The operation is nested ${size.depth} fields deep; at most ${limits.maxDepth} (GRAPHQL_MAX_DEPTH).` };
-  if (size.aliases > limits.maxAliases) return { readsVariables, message: `The operation uses ${size.aliases} aliases; at most ${limits.maxAliases} (GRAPHQL_MAX_ALIASES).` };
-  if (size.cost > limits.maxCost) return { readsVariables, message: `The operation's estimated cost is over ${limits.maxCost} (GRAPHQL_MAX_COST); ask for fewer fields or smaller pages.` };
-  return { readsVariables, message: null };
+/** Verdicts kept per set of values of a document's size variables (beyond this many, judged every time). */
+const VERDICTS_PER_DOCUMENT = 64;
+
+interface DocumentVerdicts {
+  /** sizeVariables of the document: the only variables a verdict depends on. */
+  names: string[];
+  byValues: Map<string, string | null>;
+  /** The verdict of a document without such variables (most documents): one for every request. */
+  alone?: { message: string | null };
+}
+
+/** The values of `names` as a cache key; undefined when one is not a plain scalar (such a request is judged afresh). */
+function valuesKey(names: readonly string[], variables: Record<string, unknown> | null | undefined): string | undefined {
+  let key = '';
+  for (const name of names) {
+    const present = variables != null && Object.hasOwn(variables, name);
+    const value = present ? variables[name] : undefined;
+    if (present && value !== null && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
+    key += present ? `${String(value)},` : '-,';
+  }
+  return key;
 }
 
 /**
@@ -73,13 +88,19 @@ export function sourceNesting(text: string): number {
 export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin & { guard: OperationGuard; nestsWithinLimit(text: string): boolean } {
   // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
   const maxNesting = Math.max(64, limits.maxDepth * 4);
-  // The verdict on a document whose size no variable changes, per schema (one per gateway) and operation name.
-  const verdicts = operationCache<string | null>();
+  // Verdicts per schema (one per gateway), document and operation name, and per value of the variables the size
+  // depends on (paging arguments, @skip/@include): a document with none is judged once.
+  const verdicts = operationCache<DocumentVerdicts>();
   const check = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined) => {
     const slot = verdicts(schema, document, operationName);
-    if (slot.has()) return slot.get() ?? null;
-    const { message, readsVariables } = queryLimitCheck(limits, schema, document, operationName, variables);
-    if (!readsVariables) slot.set(message);
+    let cached = slot.get();
+    if (cached?.alone) return cached.alone.message;
+    if (!cached) slot.set((cached = { names: sizeVariables(document), byValues: new Map() }));
+    if (cached.names.length === 0) return (cached.alone = { message: checkQueryLimits(limits, schema, document, operationName, variables) }).message;
+    const key = valuesKey(cached.names, variables);
+    if (key !== undefined && cached.byValues.has(key)) return cached.byValues.get(key) ?? null;
+    const message = checkQueryLimits(limits, schema, document, operationName, variables);
+    if (key !== undefined && cached.byValues.size < VERDICTS_PER_DOCUMENT) cached.byValues.set(key, message);
     return message;
   };
   return {
