@@ -44,6 +44,7 @@ import { storableInputGuard } from './graphql/plugins/storable-input-guard.js';
 import { useOperationGuards } from './graphql/plugins/operation-guards.js';
 import { operationRunner } from './graphql/run-operation.js';
 import { useCompiledExecution } from './graphql/plugins/use-compiled-execution.js';
+import { useRequestDeadline } from './graphql/plugins/use-request-deadline.js';
 import { useDirectGraphQL } from './graphql/plugins/use-direct-graphql.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
@@ -201,6 +202,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       accessControl,
       useOperationGuards(guards),
       ...(options.tracing ? [] : [useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS })]),
+      useRequestDeadline(config.REQUEST_DEADLINE_MS),
       queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), bus, loops, draining: () => draining }) }),
       useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
@@ -216,6 +218,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
     guards,
     compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
+    deadlineMs: config.REQUEST_DEADLINE_MS,
     observe: metricsPlugin.observeOperation,
     mask: (error) => {
       const masked = maskError(error, 'Unexpected error.');

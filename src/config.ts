@@ -89,6 +89,8 @@ const envSchema = z.object({
   GRAPHQL_JIT_AFTER_RUNS: int(2, 0, 1_000_000),
   /** Items the cost counts for a list with no paging argument and no bound in the data model (list-bounds.ts). */
   GRAPHQL_UNPAGED_LIST_SIZE: int(50, 1),
+  /** A query or mutation not finished this long after it began answers SERVICE_UNAVAILABLE (503, Retry-After); 0: no deadline. */
+  REQUEST_DEADLINE_MS: int(10_000, 0, 3_600_000),
   /** Operations per minute per API key (token bucket; shared by all processes on PostgreSQL, in memory on the embedded database); 0 = no limit. */
   RATE_LIMIT_PER_MINUTE: int(600, 0),
   /** On SIGTERM, /readyz answers 503 this long before the listener closes (lets load balancers notice). */

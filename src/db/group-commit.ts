@@ -1,5 +1,6 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { isDatabaseUnavailable } from './errors.js';
+import { DEADLINE_PASSED_UNWRITTEN, deadlineLeft } from '../runtime/request-deadline.js';
 
 /**
  * Group commit of announcing writes. Every NOTIFY serializes its transaction's commit with every other notifying
@@ -11,7 +12,9 @@ import { isDatabaseUnavailable } from './errors.js';
  * with a definite error (a constraint, a bad value: nothing was written) is retried item by item, so one item's error
  * is never another's. One whose connection was lost (or that never got one) is not: it may have committed before its
  * reply was lost, and a retry would find its own rows and refuse them (a name taken); every item is answered
- * SERVICE_UNAVAILABLE, saying the outcome is unknown.
+ * SERVICE_UNAVAILABLE, saying the outcome is unknown. An item still waiting for its statement when its request's
+ * deadline passes (src/runtime/request-deadline.ts) leaves the queue unwritten, and a queue already holding
+ * `maxWaiting` items refuses more: while the database does not answer, memory in flight stays bounded.
  */
 export interface GroupCommitOptions<I, O> {
   /** Writes the items in one statement (one transaction), answering one result per item, in order. */
@@ -24,12 +27,23 @@ export interface GroupCommitOptions<I, O> {
   keyOf?(item: I): string | null;
   /** Only items of the same shape share a statement (when the statement's text depends on it). */
   shapeOf?(item: I): string;
+  /** Items waiting for a statement at most (default MAX_WAITING); more are refused with SERVICE_UNAVAILABLE. */
+  maxWaiting?: number;
 }
+
+/** Items a group commit holds waiting at most, unless told otherwise. */
+export const MAX_WAITING = 5000;
+
+/** What an item is told when the queue is full: nothing was written. */
+export const QUEUE_FULL = 'The service is temporarily unavailable: too many writes are waiting for the database; nothing was stored. Retry shortly.';
 
 interface Waiting<I, O> {
   item: I;
   done: (result: O) => void;
   failed: (error: unknown) => void;
+  /** Its request's deadline timer, cleared when a statement takes it. */
+  timer?: NodeJS.Timeout;
+  taken?: boolean;
 }
 
 /** What a writer is told when its statement's connection failed: it may have been written (read it back before retrying). */
@@ -43,9 +57,20 @@ export class GroupCommit<I, O> {
 
   /** Resolves with the item's result once the statement that wrote it committed. */
   submit(item: I): Promise<O> {
+    if (this.waiting.length >= (this.options.maxWaiting ?? MAX_WAITING)) return Promise.reject(new ServiceUnavailableError(QUEUE_FULL));
     return new Promise((done, failed) => {
-      this.waiting.push({ item, done, failed });
+      const waiting: Waiting<I, O> = { item, done, failed };
+      this.waiting.push(waiting);
       this.pump();
+      const left = deadlineLeft();
+      if (left !== undefined && !waiting.taken) {
+        waiting.timer = setTimeout(() => {
+          const at = this.waiting.indexOf(waiting);
+          if (at === -1) return;
+          this.waiting.splice(at, 1);
+          failed(new ServiceUnavailableError(DEADLINE_PASSED_UNWRITTEN));
+        }, Math.max(0, left));
+      }
     });
   }
 
@@ -74,6 +99,8 @@ export class GroupCommit<I, O> {
         continue;
       }
       if (key !== null) keys.add(key);
+      clearTimeout(w.timer);
+      w.taken = true;
       batch.push(w);
       this.waiting.splice(i, 1);
     }

@@ -1,6 +1,7 @@
 import { validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { normalizedExecutor } from '@graphql-tools/executor';
 import { executeCompiled } from './plugins/use-compiled-execution.js';
+import { resultWithinDeadline } from './plugins/use-request-deadline.js';
 import type { GraphQLRunner } from '../rest/execute.js';
 import { firstRefusal, type OperationGuard } from './plugins/operation-guards.js';
 
@@ -20,6 +21,8 @@ export interface OperationParts {
   mask(error: GraphQLError): GraphQLError;
   /** Runs of a document before it is compiled (GRAPHQL_JIT_AFTER_RUNS). */
   compileAfter: number;
+  /** REQUEST_DEADLINE_MS: past it an operation answers SERVICE_UNAVAILABLE (0: no deadline). */
+  deadlineMs: number;
 }
 
 /**
@@ -62,11 +65,15 @@ export function operationRunner(parts: OperationParts): OperationRunner {
     async (request, document, query, variables, operationName) => {
       const errors = validationErrors(document);
       if (errors.length) return { errors };
-      const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
-      const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
-      const done = parts.observe(args);
-      const result = (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter }));
-      done(result);
+      // The deadline covers the caller's key look-up and the guards too: each may wait on the database.
+      let done: ((result: ExecutionResult) => void) | undefined;
+      const result = await resultWithinDeadline(parts.deadlineMs, async () => {
+        const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
+        const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
+        done = parts.observe(args);
+        return (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter }));
+      });
+      done?.(result);
       return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;
     };
   return { run: runWith(false), runRoute: runWith(true), isValid: (document) => validationErrors(document).length === 0, mask: parts.mask };
