@@ -54,6 +54,7 @@ import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
+import { useEventStreamStatus } from './graphql/plugins/use-event-stream-status.js';
 import type { Tracing } from './telemetry/tracing.js';
 
 
@@ -187,6 +188,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
       metricsPlugin,
+      useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.

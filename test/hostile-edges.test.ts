@@ -130,12 +130,12 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
 
   const SUBSCRIPTION = 'subscription { queueChanged(name: "q") { name } }';
 
-  async function overGraphqlSse(headers: Record<string, string>) {
+  async function overGraphqlSse(headers: Record<string, string>, request: { query: string; operationName?: string } = { query: SUBSCRIPTION }) {
     const { createClient } = await import('graphql-sse');
     const client = createClient({ url: `${t.url}/graphql`, headers, retryAttempts: 0 });
     const seen: { next: unknown[]; error?: unknown; completed: boolean } = { next: [], completed: false };
     await new Promise<void>((resolve) => {
-      client.subscribe({ query: SUBSCRIPTION }, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
+      client.subscribe(request, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
     });
     client.dispose();
     return seen;
@@ -153,6 +153,19 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
     // Plain HTTP keeps its statuses.
     expect((await overHttp(t.url, '{ queues { totalCount } }', {}, { authorization: `Bearer ${narrowKey}` })).status).toBe(403);
     expect((await overHttp(t.url, '{ queues { totalCount } }')).status).toBe(401);
+  });
+
+  it('a request Yoga cannot resolve to one operation (400 over HTTP) reaches the graphql-sse client in the stream, not as a network error', async () => {
+    const key = { authorization: `Bearer ${narrowKey}` };
+    for (const request of [{ query: 'query A { __typename } query B { __typename }' }, { query: 'query A { __typename }', operationName: 'C' }]) {
+      // The client reads events only from a 2xx answer: any other status would be its NetworkError.
+      const seen = await overGraphqlSse(key, request);
+      expect(seen.error).toBeUndefined();
+      expect(seen.completed).toBe(true);
+      expect(seen.next).toEqual([{ errors: [expect.objectContaining({ message: 'Could not determine what operation to execute.', extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } })] }]);
+      const http = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: JSON.stringify(request) });
+      expect(http.status).toBe(400);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import WebSocket from 'ws';
+import { createClient } from 'graphql-sse';
 import { loadConfig } from '../src/config.js';
 import { startGateway, type Gateway } from '../src/app.js';
 import { createApiKey } from '../src/access/api-keys.js';
@@ -9,8 +10,9 @@ import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
 import { rawRequest } from './helpers/transports.js';
 
 // A database outage met before any operation runs (the key lookup, with AUTH=on and no key cache) answers the same on
-// every door: 503 with Retry-After in the door's envelope, nothing internal. The outage is a TCP relay the test cuts
-// (PostgreSQL only: the embedded database lives inside the process and cannot become unreachable).
+// every door: 503 with Retry-After in the door's envelope, nothing internal; over server-sent events the error travels
+// in a 200 stream, as every GraphQL answer there does. The outage is a TCP relay the test cuts (PostgreSQL only: the
+// embedded database lives inside the process and cannot become unreachable).
 
 const UNKNOWN_KEY = `gw_0123456789ab_${'A'.repeat(43)}`;
 
@@ -18,6 +20,7 @@ describe('a database outage at the key lookup (PostgreSQL, AUTH=on)', () => {
   let db: FreshDatabase & { url: string };
   let proxy: TcpProxy;
   let gateway: Gateway;
+  let key: string;
   let scraper: string;
 
   beforeAll(async () => {
@@ -39,6 +42,7 @@ describe('a database outage at the key lookup (PostgreSQL, AUTH=on)', () => {
       DELIVERY_WORKER: 'off',
     });
     gateway = await startGateway(config, { log: pino({ level: 'silent' }) });
+    ({ key } = await createApiKey(gateway.services.db, { name: 'reader', scopes: ['queues:read'] }));
     ({ key: scraper } = await createApiKey(gateway.services.db, { name: 'scraper', scopes: ['metrics:read'] }));
   });
   afterAll(async () => {
@@ -93,5 +97,35 @@ describe('a database outage at the key lookup (PostgreSQL, AUTH=on)', () => {
     const back = await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${scraper}` } });
     expect(back.status).toBe(200);
     expect(await back.text()).toContain('gateway_http_requests_total');
+  });
+
+  it('server-sent events: the outage reaches a graphql-sse client in the stream (SERVICE_UNAVAILABLE, retryAfterSeconds), not as a network error', async () => {
+    await proxy.cut();
+    try {
+      for (const presented of [UNKNOWN_KEY, key]) {
+        for (const query of ['{ queues { totalCount } }', 'subscription { queueChanged(name: "q") { name } }']) {
+          const client = createClient({ url: `${gateway.url}/graphql`, headers: { authorization: `Bearer ${presented}` }, retryAttempts: 0 });
+          const seen: { next: unknown[]; error?: unknown; completed: boolean } = { next: [], completed: false };
+          await new Promise<void>((resolve) => {
+            client.subscribe({ query }, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
+          });
+          client.dispose();
+          expect(seen.error, String(seen.error)).toBeUndefined();
+          expect(seen.completed).toBe(true);
+          expect(seen.next).toEqual([{ errors: [expect.objectContaining({ extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: expect.any(Number) } })] }]);
+          expectNothingInternal(JSON.stringify(seen.next));
+        }
+      }
+      // The same stream, as it is on the wire: HTTP 200, an event with the error, then complete.
+      const raw = await rawRequest(gateway.url, '/graphql', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: '{ queues { totalCount } }' }),
+      });
+      expect(raw.status).toBe(200);
+      expect(raw.body).toMatch(/event: next\ndata: \{"errors":\[\{[^\n]*"SERVICE_UNAVAILABLE"[^\n]*\n\nevent: complete/);
+    } finally {
+      await proxy.restore();
+    }
   });
 });
