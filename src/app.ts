@@ -54,6 +54,7 @@ import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
+import { useCachePolicy } from './graphql/plugins/use-cache-policy.js';
 import { useEventStreamStatus } from './graphql/plugins/use-event-stream-status.js';
 import type { Tracing } from './telemetry/tracing.js';
 
@@ -133,6 +134,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
   // Plugins whose parts the legacy paths' operation runner uses too (see below).
   const requestIds = useRequestId(log);
+  const cachePolicy = useCachePolicy({ corsOrigins: config.CORS_ORIGINS });
   const metricsPlugin = useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel });
   const accessControl = useAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
   const queryLimits = useQueryLimits(
@@ -185,6 +187,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     context: () => services,
     plugins: [
       requestIds,
+      cachePolicy,
       ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
       metricsPlugin,
@@ -250,7 +253,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
           maxBodyBytes: config.MAX_BODY_BYTES,
           browserPolicy,
           Request: yoga.fetchAPI.Request,
-          edges: [requestIds, metricsPlugin],
+          edges: [requestIds, metricsPlugin, cachePolicy],
           onError: (error) => log.error({ err: error }, 'a legacy path failed to answer'),
         });
   const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, legacyOverNode ? (req, res) => legacyOverNode(req, res) || yoga(req, res) : yoga);

@@ -278,7 +278,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       const { request, path } = door;
       if (path === '/openapi.json' && door.method === 'GET') {
         openApi ??= JSON.stringify(buildOpenApi(options.rpcRoutes, options.httpRoutes));
-        return { status: 200, headers: { ...JSON_HEADERS }, body: openApi };
+        // The same for every caller, and changed only by a new version of the gateway: caches may keep it a while.
+        return { status: 200, headers: { ...JSON_HEADERS, 'cache-control': 'public, max-age=300' }, body: openApi };
       }
       const rpcRoute = byPath.get(path);
       if (rpcRoute || path === '/rpc') {
