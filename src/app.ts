@@ -54,6 +54,7 @@ import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
+import { useCallerHeaders } from './graphql/plugins/use-caller-headers.js';
 import { useCachePolicy } from './graphql/plugins/use-cache-policy.js';
 import { useEventStreamStatus } from './graphql/plugins/use-event-stream-status.js';
 import type { Tracing } from './telemetry/tracing.js';
@@ -187,6 +188,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     context: () => services,
     plugins: [
       requestIds,
+      useCallerHeaders(),
       cachePolicy,
       ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),

@@ -1,6 +1,7 @@
 import { AppError, type FieldIssue, type ServiceUnavailableError } from '../errors.js';
 import { unavailableError } from '../db/errors.js';
 import { isJsonContentType } from '../http/browser-policy.js';
+import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import { nulCharacterIssues, toFieldIssues } from '../validation.js';
 import { executeRoute, type GraphQLRunner } from './execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from './http-route.js';
@@ -176,6 +177,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
     const fail = (failure: HttpFailure, headers: Record<string, string> = {}) => json(failure.status, route.errorBody(failure), headers);
     const refused = await options.requireKey?.(request);
     if (refused) return fail({ status: 401, code: 'UNAUTHENTICATED', message: refused }, { 'www-authenticate': 'Bearer' });
+    const issue = callerHeaderIssue(request);
+    if (issue) return fail({ status: 400, code: 'BAD_REQUEST', message: callerHeaderMessage(issue), fields: [issue] });
     try {
       const query: HttpInput['query'] = {};
       const searchParams = door.searchParams();
@@ -249,6 +252,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       if (refused) {
         return json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
       }
+      const issue = callerHeaderIssue(door.request);
+      if (issue) return json(400, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: callerHeaderMessage(issue), data: { code: 'BAD_REQUEST', fields: [issue] } }));
       return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
     }, rpcUnavailable);
   }
