@@ -55,6 +55,9 @@ import { listen } from './http/listen.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
+import { useCallerHeaders } from './graphql/plugins/use-caller-headers.js';
+import { useCachePolicy } from './graphql/plugins/use-cache-policy.js';
+import { useEventStreamStatus } from './graphql/plugins/use-event-stream-status.js';
 import type { Tracing } from './telemetry/tracing.js';
 
 
@@ -130,6 +133,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
   // Plugins whose parts the legacy paths' operation runner uses too (see below).
   const requestIds = useRequestId(log);
+  const cachePolicy = useCachePolicy({ corsOrigins: config.CORS_ORIGINS });
   const metricsPlugin = useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel });
   const accessControl = useAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
   const queryLimits = useQueryLimits(
@@ -183,9 +187,12 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     context: () => services,
     plugins: [
       requestIds,
+      useCallerHeaders(),
+      cachePolicy,
       ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
       metricsPlugin,
+      useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.
@@ -250,7 +257,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
           maxBodyBytes: config.MAX_BODY_BYTES,
           browserPolicy,
           Request: yoga.fetchAPI.Request,
-          edges: [requestIds, metricsPlugin],
+          edges: [requestIds, metricsPlugin, cachePolicy],
           onError: (error) => log.error({ err: error }, 'a legacy path failed to answer'),
         });
   const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, legacyOverNode ? (req, res) => legacyOverNode(req, res) || yoga(req, res) : yoga);

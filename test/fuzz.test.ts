@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Kind, print, type OperationDefinitionNode } from 'graphql';
@@ -24,7 +25,8 @@ interface FuzzRequest {
   target: string;
   method: string;
   path: string;
-  headers: Record<string, string>;
+  /** A header given as a list is sent once per value (through node:http: fetch would join them). */
+  headers: Record<string, string | string[]>;
   body?: string | Uint8Array;
 }
 
@@ -131,6 +133,13 @@ describe('fuzz: hostile requests', () => {
       fc.constant({ 'content-type': 'application/json; charset=latin1' }),
       hostileString.map((s) => ({ 'x-request-id': enc(s).slice(0, 300) })),
     );
+    // X-IdpScopes sent twice must be refused, never added up (one header with a list is the documented form).
+    const idpScopes: fc.Arbitrary<Record<string, string | string[]>> = fc.oneof(
+      { weight: 6, arbitrary: fc.constant({}) },
+      { weight: 1, arbitrary: fc.constant({ 'x-idpscopes': 'fullname, snils' }) },
+      { weight: 1, arbitrary: fc.constant({ 'x-idpscopes': ['fullname', 'snils'] as string[] }) },
+      { weight: 1, arbitrary: fc.tuple(hostileString, hostileString).map(([a, b]) => ({ 'x-idpscopes': [enc(a).slice(0, 100) || 'openid', enc(b).slice(0, 100) || 'usr_org'] })) },
+    );
 
     /** Params a write route must refuse: generated, then spoiled if they happen to be valid. */
     const spoil = (route: (typeof rpcRoutes)[number], params: unknown): unknown => {
@@ -150,12 +159,12 @@ describe('fuzz: hostile requests', () => {
       return { route, params: p, call: { ...(jsonrpc !== undefined && { jsonrpc }), method: wrongMethod ? `${methodOf(route)}X` : methodOf(route), ...(asResult ? { result: p } : { params: p }), ...(id !== undefined && { id }) } };
     });
 
-    const rpcPath: fc.Arbitrary<FuzzRequest> = fc.tuple(rpcCall, auth, extraHeaders, fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, rawBodies), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT')).map(([c, a, h, raw, method]) => ({
+    const rpcPath: fc.Arbitrary<FuzzRequest> = fc.tuple(rpcCall, auth, extraHeaders, fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, rawBodies), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT'), idpScopes).map(([c, a, h, raw, method, scopes]) => ({
       kind: 'rpc-path',
       target: c.route.path,
       method,
       path: c.route.path,
-      headers: { 'content-type': 'application/json', ...a, ...h },
+      headers: { 'content-type': 'application/json', ...a, ...h, ...scopes },
       ...(method !== 'GET' && { body: raw ?? JSON.stringify(c.call) }),
     }));
     const rpcBatch: fc.Arbitrary<FuzzRequest> = fc.tuple(fc.array(rpcCall, { minLength: 0, maxLength: 6 }), fc.boolean(), auth, fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, rawBodies)).map(([calls, single, a, raw]) => ({
@@ -215,9 +224,10 @@ describe('fuzz: hostile requests', () => {
         auth,
         fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'GET', 'PUT'),
         fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, rawBodies),
-        fc.constantFrom('application/graphql-response+json', 'application/json', '*/*', 'text/html;q=0.1, application/json'),
+        fc.constantFrom('application/graphql-response+json', 'application/json', '*/*', 'text/html;q=0.1, application/json', 'text/event-stream'),
+        idpScopes,
       )
-      .map(([payload, a, method, raw, accept]) => {
+      .map(([payload, a, method, raw, accept, scopes]) => {
         const text = raw ?? JSON.stringify(payload);
         const get = method === 'GET' && typeof raw !== 'object' ? `?query=${enc(String((payload as { query?: unknown } | null)?.query ?? '')).slice(0, 6000)}` : '';
         return {
@@ -225,17 +235,17 @@ describe('fuzz: hostile requests', () => {
           target: '/graphql',
           method,
           path: `/graphql${get}`,
-          headers: { 'content-type': 'application/json', accept, ...a },
+          headers: { 'content-type': 'application/json', accept, ...a, ...scopes },
           ...(method !== 'GET' && { body: text }),
         };
       });
 
     const httpArbs: fc.Arbitrary<FuzzRequest>[] = httpRoutes.map((route) =>
-      fc.tuple(fc.array(hostileString, { minLength: 4, maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 8 }), hostileString, { maxKeys: 3 }), hostileValue, auth, fc.constantFrom('GET', 'POST', 'PUT')).map(([segments, query, body, a, method]) => {
+      fc.tuple(fc.array(hostileString, { minLength: 4, maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 8 }), hostileString, { maxKeys: 3 }), hostileValue, auth, fc.constantFrom('GET', 'POST', 'PUT'), idpScopes).map(([segments, query, body, a, method, scopes]) => {
         let i = 0;
         const path = route.path.replace(/\{\w+\}/g, () => enc(segments[i++ % 4]!.slice(0, 200)) || '%20');
         const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, v.slice(0, 200)])).toString();
-        return { kind: 'http' as const, target: route.path as string, method, path: `${path}${qs ? `?${qs}` : ''}`, headers: { 'content-type': 'application/json', ...a }, ...(method !== 'GET' && { body: JSON.stringify(body) }) };
+        return { kind: 'http' as const, target: route.path as string, method, path: `${path}${qs ? `?${qs}` : ''}`, headers: { 'content-type': 'application/json', ...a, ...scopes }, ...(method !== 'GET' && { body: JSON.stringify(body) }) };
       }),
     );
 
@@ -253,11 +263,22 @@ describe('fuzz: hostile requests', () => {
     const statuses = new Map<number, number>();
     let next = 0;
     const describeReq = (r: FuzzRequest) => `${r.method} ${r.path.slice(0, 120)} ${typeof r.body === 'string' ? r.body.slice(0, 300) : r.body ? `<${r.body.length} bytes>` : ''}`;
-    const check = (r: FuzzRequest, status: number, text: string) => {
+    const check = (r: FuzzRequest, status: number, text: string, contentType: string) => {
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (status >= 500) return `status ${status}`;
-      if (status === 204) return null;
-      if (r.kind === 'graphql' && r.method === 'GET' && text.startsWith('<!doctype html>') && /text\/html|\*\/\*/.test(r.headers.accept ?? '')) return null; // GraphiQL
+      const repeatedScopes = Array.isArray(r.headers['x-idpscopes']);
+      if (status === 204) return repeatedScopes ? 'a repeated X-IdpScopes answered 204' : null;
+      if (r.kind === 'graphql' && r.method === 'GET' && text.startsWith('<!doctype html>') && /text\/html|\*\/\*/.test(String(r.headers.accept ?? ''))) return null; // GraphiQL
+      if (contentType.startsWith('text/event-stream')) {
+        // Over SSE every GraphQL answer is a 200 stream whose events are GraphQL answers (docs/security.md).
+        if (r.kind !== 'graphql' || status !== 200) return `an SSE answer with status ${status}: ${text.slice(0, 200)}`;
+        const events = text.split('\n\n').filter((block) => block.startsWith('event: next\n'));
+        const answers = events.map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { data?: unknown; errors?: { message: string }[] });
+        if (!answers.length || !answers.every((a) => (Array.isArray(a.errors) && a.errors.every((e) => typeof e.message === 'string')) || 'data' in a)) return `not a GraphQL stream: ${text.slice(0, 200)}`;
+        if (answers.some((a) => a.errors?.some((e) => /Unexpected error/.test(e.message)))) return `masked internal error: ${text.slice(0, 200)}`;
+        if (repeatedScopes && answers.some((a) => a.data)) return `a repeated X-IdpScopes got data: ${text.slice(0, 200)}`;
+        return null;
+      }
       let body: any;
       try {
         body = JSON.parse(text);
@@ -274,6 +295,9 @@ describe('fuzz: hostile requests', () => {
       } else if (status >= 400 && (typeof body !== 'object' || body === null)) {
         return `no error body (${status})`;
       }
+      // Refused before anything runs (GraphiQL's page and SSE streams aside, above): never a success, and GraphQL's
+      // application/json answers to a malformed request (200 with errors only, Yoga's) carry no data.
+      if (repeatedScopes && status < 400 && (r.kind !== 'graphql' || (body?.data ?? null) !== null)) return `a repeated X-IdpScopes answered ${status}: ${text.slice(0, 200)}`;
       return null;
     };
     const byKind = new Map<string, { n: number; ms: number }>();
@@ -286,8 +310,10 @@ describe('fuzz: hostile requests', () => {
           const r = requests[i]!;
           const t0 = performance.now();
           try {
-            const res = await fetch(`${t.url}${r.path}`, { method: r.method, headers: r.headers, ...(r.body !== undefined && { body: r.body as BodyInit }), signal: AbortSignal.timeout(15_000) });
-            const problem = check(r, res.status, await res.text());
+            const res = Object.values(r.headers).some(Array.isArray)
+              ? await nodeRequest(`${t.url}${r.path}`, r)
+              : await fetch(`${t.url}${r.path}`, { method: r.method, headers: r.headers as Record<string, string>, ...(r.body !== undefined && { body: r.body as BodyInit }), signal: AbortSignal.timeout(15_000) });
+            const problem = check(r, res.status, await res.text(), res.headers.get('content-type') ?? '');
             const k = byKind.get(r.kind) ?? { n: 0, ms: 0 };
             byKind.set(r.kind, { n: k.n + 1, ms: k.ms + (performance.now() - t0) });
             if (problem && failures.length < 25) failures.push(`#${i} ${problem}\n    ${describeReq(r)}`);
@@ -307,3 +333,19 @@ describe('fuzz: hostile requests', () => {
     expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
   }, 240_000);
 });
+
+/** A request through node:http, whose headers may repeat, read as the fetch answers are. */
+function nodeRequest(target: string, r: FuzzRequest): Promise<{ status: number; headers: { get(name: string): string | null }; text(): Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(target, { method: r.method, headers: r.headers, signal: AbortSignal.timeout(15_000) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, headers: { get: (name) => [res.headers[name] ?? []].flat()[0] ?? null }, text: async () => text });
+      });
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}

@@ -115,7 +115,7 @@ describe('the GraphiQL page and its assets over HTTP', () => {
     const page = await raw(t.url, '/graphql', { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(page.headers['cache-control']).toBe('no-cache');
+    expect(page.headers['cache-control']).toBe('public, no-cache');
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");
     expect(page.headers['content-security-policy']).toContain("script-src 'self';");
     const html = page.body.toString();

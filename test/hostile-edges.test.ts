@@ -50,6 +50,45 @@ describe.each(DATABASES)('hostile edges on %s', (kind) => {
     });
   });
 
+  it('X-IdpScopes sent twice is refused on every door (400 in its envelope, ws 4400), never added up; one comma list is the documented form', async () => {
+    const twice = { 'x-idpscopes': ['fullname', 'snils'] as unknown as string };
+    const json = { 'content-type': 'application/json' };
+    const sameOrigin = { origin: t.url }; // an Origin takes a legacy call through Yoga instead of the node:http door
+    const leaked = (body: string) => expect(body).not.toMatch(/111-222|Pavel/);
+    for (const origin of [{}, sameOrigin]) {
+      const rest = await rawRequest(t.url, `/api/data/getPersonById?oid=${WIDE}`, { headers: { ...twice, ...origin } });
+      expect(rest.status).toBe(400);
+      expect(JSON.parse(rest.body)).toMatchObject({ error: { status: 400, code: 'BAD_REQUEST', fields: [{ field: 'X-IdpScopes' }] } });
+      leaked(rest.body);
+      const call = await rawRequest(t.url, '/getQueue', { method: 'POST', headers: { ...twice, ...json, ...origin }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getQueue', params: { name: 'x' } }) });
+      expect(call.status).toBe(400);
+      expect(JSON.parse(call.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'BAD_REQUEST', fields: [{ field: 'X-IdpScopes' }] } } });
+    }
+    const body = JSON.stringify({ query: PERSON, variables: { oid: WIDE } });
+    const post = await rawRequest(t.url, '/graphql', { method: 'POST', headers: { ...twice, ...json }, body });
+    expect(post.status).toBe(400);
+    expect(JSON.parse(post.body).errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'X-IdpScopes' }] });
+    leaked(post.body);
+    const get = await rawRequest(t.url, `/graphql?query=${encodeURIComponent(PERSON)}&variables=${encodeURIComponent(JSON.stringify({ oid: WIDE }))}`, { headers: twice });
+    expect(get.status).toBe(400);
+    expect(JSON.parse(get.body).errors[0].extensions.code).toBe('BAD_REQUEST');
+    leaked(get.body);
+    const sse = await rawRequest(t.url, '/graphql', { method: 'POST', headers: { ...twice, ...json, accept: 'text/event-stream' }, body });
+    expect(sse.status).toBe(200);
+    expect(sse.body).toMatch(/event: next\ndata: \{"errors":\[\{"message":"Bad request: X-IdpScopes was sent 2 times[^\n]*"code":"BAD_REQUEST"/);
+    leaked(sse.body);
+    const upgrade = await overWs(t.url, PERSON, { oid: WIDE }, { headers: twice });
+    expect(upgrade.closeCode).toBe(4400);
+    expect(upgrade.closeReason).toContain('X-IdpScopes was sent 2 times');
+    const payload = await overWs(t.url, PERSON, { oid: WIDE }, { init: { 'x-idpscopes': 'fullname', 'X-IdpScopes': 'snils' } });
+    expect(payload.closeCode).toBe(4400);
+    expect(JSON.stringify(upgrade.results) + JSON.stringify(payload.results)).not.toMatch(/111-222|Pavel/);
+    // One header listing both scopes (the documented form) releases both, on the node:http door and on Yoga's.
+    const listed = await rawRequest(t.url, `/api/data/getPersonById?oid=${WIDE}`, { headers: { 'x-idpscopes': 'fullname, snils' } });
+    expect(JSON.parse(listed.body)).toMatchObject({ firstName: 'Pavel', snils: '111-222-333 44' });
+    expect((await overHttp(t.url, PERSON, { oid: WIDE }, { 'x-idpscopes': 'fullname,snils' })).results[0]!.data.person).toMatchObject({ firstName: 'Pavel', snils: '111-222-333 44', inn: null });
+  });
+
   it('an operation whose caller has no known X-IdpScopes gets no identity data', async () => {
     const { execute, contextFactory, parse, schema } = t.gateway.yoga.getEnveloped({});
     const result = await execute({ schema, document: parse(PERSON), variableValues: { oid: WIDE }, contextValue: await contextFactory() });
@@ -130,12 +169,12 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
 
   const SUBSCRIPTION = 'subscription { queueChanged(name: "q") { name } }';
 
-  async function overGraphqlSse(headers: Record<string, string>) {
+  async function overGraphqlSse(headers: Record<string, string>, request: { query: string; operationName?: string } = { query: SUBSCRIPTION }) {
     const { createClient } = await import('graphql-sse');
     const client = createClient({ url: `${t.url}/graphql`, headers, retryAttempts: 0 });
     const seen: { next: unknown[]; error?: unknown; completed: boolean } = { next: [], completed: false };
     await new Promise<void>((resolve) => {
-      client.subscribe({ query: SUBSCRIPTION }, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
+      client.subscribe(request, { next: (v) => void seen.next.push(v), error: (e) => ((seen.error = e), resolve()), complete: () => ((seen.completed = true), resolve()) });
     });
     client.dispose();
     return seen;
@@ -153,6 +192,19 @@ describe('refusals reach every client with their details (AUTH=on)', () => {
     // Plain HTTP keeps its statuses.
     expect((await overHttp(t.url, '{ queues { totalCount } }', {}, { authorization: `Bearer ${narrowKey}` })).status).toBe(403);
     expect((await overHttp(t.url, '{ queues { totalCount } }')).status).toBe(401);
+  });
+
+  it('a request Yoga cannot resolve to one operation (400 over HTTP) reaches the graphql-sse client in the stream, not as a network error', async () => {
+    const key = { authorization: `Bearer ${narrowKey}` };
+    for (const request of [{ query: 'query A { __typename } query B { __typename }' }, { query: 'query A { __typename }', operationName: 'C' }]) {
+      // The client reads events only from a 2xx answer: any other status would be its NetworkError.
+      const seen = await overGraphqlSse(key, request);
+      expect(seen.error).toBeUndefined();
+      expect(seen.completed).toBe(true);
+      expect(seen.next).toEqual([{ errors: [expect.objectContaining({ message: 'Could not determine what operation to execute.', extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } })] }]);
+      const http = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: JSON.stringify(request) });
+      expect(http.status).toBe(400);
+    }
   });
 });
 

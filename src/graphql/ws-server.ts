@@ -7,14 +7,16 @@ import type { YogaServerInstance } from 'graphql-yoga';
 import { presentedKey, type Principal } from '../access/principal.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { ValidationError } from '../errors.js';
+import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '../http/caller-headers.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
 import { unauthenticatedMessage } from './plugins/use-access-control.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
 // connection_init, from its payload or else the upgrade request's headers: the API key (checked: refused -> 4403;
-// the database unreachable -> 1013 "try again later") and X-IdpScopes (an unknown scope -> 4400). Each operation then
-// runs through Yoga's envelop with that caller, so the plugins that guard HTTP (scopes, rate, limits, input) guard it.
+// the database unreachable -> 1013 "try again later") and X-IdpScopes (an unknown scope, or the header sent twice ->
+// 4400). Each operation then runs through Yoga's envelop with that caller, so the plugins that guard HTTP (scopes,
+// rate, limits, input) guard it.
 
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -75,6 +77,12 @@ export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServe
           metrics.rejected.inc({ reason: 'unauthenticated' });
           // graphql-ws would close with a bare "Forbidden"; clients (GraphiQL) show the reason, so say what is wrong.
           ctx.extra.socket.close(WS_FORBIDDEN, unauthenticatedMessage(key !== null));
+          return false;
+        }
+        // A repeated X-IdpScopes, on the upgrade request or as two keys of the payload, is refused (src/http/caller-headers.ts).
+        const repeated = repeatedNodeHeader(ctx.extra.request) ?? repeatedPayloadHeader(params);
+        if (repeated) {
+          ctx.extra.socket.close(WS_BAD_REQUEST, callerHeaderMessage(repeated).slice(0, 120));
           return false;
         }
         const idpScopes = header('x-idpscopes') ?? null;

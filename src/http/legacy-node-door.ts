@@ -3,6 +3,7 @@ import type { RequestEdge } from '../graphql/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyDoor } from '../rest/legacy-door.js';
 import { ClientGone, readNodeBodyText } from './body.js';
 import { browserRefusal, type BrowserPolicy } from './browser-policy.js';
+import { noteCallerHeaders } from './caller-headers.js';
 
 // The legacy door straight on node:http. A legacy call that is plainly one (a documented path with its method, no
 // Origin header, a Host the browser rules accept, a path URL parsing leaves as it is) skips Yoga's fetch adapter: no
@@ -47,6 +48,7 @@ export function legacyNodeDoor(options: LegacyNodeDoorOptions): (req: IncomingMe
 
   async function serve(req: IncomingMessage, res: ServerResponse, method: string, raw: string, path: string, url: URL): Promise<void> {
     const request = new options.Request(`http://${req.headers.host ?? 'localhost'}${raw}`, { method, headers: req.headers as Record<string, string> });
+    noteCallerHeaders(request, req);
     for (const edge of edges) edge.begin(request);
     let answer: LegacyAnswer | undefined;
     try {

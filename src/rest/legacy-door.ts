@@ -1,6 +1,7 @@
 import { AppError, type FieldIssue, type ServiceUnavailableError } from '../errors.js';
 import { unavailableError } from '../db/errors.js';
 import { isJsonContentType } from '../http/browser-policy.js';
+import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import { hasTooDeep, storableInputIssues, toFieldIssues } from '../validation.js';
 import { executeRoute, type GraphQLRunner } from './execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from './http-route.js';
@@ -177,6 +178,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
     const fail = (failure: HttpFailure, headers: Record<string, string> = {}) => json(failure.status, route.errorBody(failure), headers);
     const refused = await options.requireKey?.(request);
     if (refused) return fail({ status: 401, code: 'UNAUTHENTICATED', message: refused }, { 'www-authenticate': 'Bearer' });
+    const issue = callerHeaderIssue(request);
+    if (issue) return fail({ status: 400, code: 'BAD_REQUEST', message: callerHeaderMessage(issue), fields: [issue] });
     try {
       const query: HttpInput['query'] = {};
       const searchParams = door.searchParams();
@@ -250,6 +253,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       if (refused) {
         return json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
       }
+      const issue = callerHeaderIssue(door.request);
+      if (issue) return json(400, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: callerHeaderMessage(issue), data: { code: 'BAD_REQUEST', fields: [issue] } }));
       return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
     }, rpcUnavailable);
   }
@@ -279,7 +284,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       const { request, path } = door;
       if (path === '/openapi.json' && door.method === 'GET') {
         openApi ??= JSON.stringify(buildOpenApi(options.rpcRoutes, options.httpRoutes));
-        return { status: 200, headers: { ...JSON_HEADERS }, body: openApi };
+        // The same for every caller, and changed only by a new version of the gateway: caches may keep it a while.
+        return { status: 200, headers: { ...JSON_HEADERS, 'cache-control': 'public, max-age=300' }, body: openApi };
       }
       const rpcRoute = byPath.get(path);
       if (rpcRoute || path === '/rpc') {

@@ -51,6 +51,9 @@ const REFUSALS: Record<number, string> = {
   503: 'The database cannot be reached (an outage); retry after Retry-After seconds.',
 };
 
+/** A JSON-RPC path's HTTP 400: the request as a whole, not its params (those are -32602 with HTTP 200). */
+const RPC_BAD_REQUEST = 'The request is refused as a whole (-32600, `data.code` BAD_REQUEST): X-IdpScopes was sent more than once; `data.fields` names it.';
+
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
@@ -137,6 +140,7 @@ class OpenApiBuilder {
           description: `\`result\`${rowsCount ? ' and `rowsCount`' : ''}, or \`error\` (bad params -32602, not found -32004, conflict -32009, ...).`,
           content: json({ oneOf: [success, REF('JsonRpcErrorResponse')] }),
         },
+        '400': { description: RPC_BAD_REQUEST, content: json(rpcErrorWithCode(RPC_ERROR.INVALID_REQUEST)) },
         '401': refusal(RPC_ERROR.UNAUTHENTICATED, 401, WWW_AUTHENTICATE),
         '403': { description: REFUSALS[403]!, content: json({ oneOf: [rpcErrorWithCode(RPC_ERROR.FORBIDDEN), REF('OriginRefused')] }) },
         '413': refusal(RPC_ERROR.PAYLOAD_TOO_LARGE, 413),

@@ -8,6 +8,7 @@ import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
 import { originalRequest } from './remade-request.js';
+import { callerHeaderIssue, callerHeaderMessage } from '../../http/caller-headers.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
@@ -131,11 +132,19 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
       return { errors: [error] };
     },
     async onParams({ request, setResult }) {
-      if (await admits(request)) return;
-      const { presentedKey: keySent } = await callerOf(request);
-      options.metrics?.rejected.inc({ reason: 'unauthenticated' });
       const withStatus = carriesHttpStatus(request);
-      setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withStatus ? 401 : undefined, {}, withStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined)] });
+      if (!(await admits(request))) {
+        const { presentedKey: keySent } = await callerOf(request);
+        options.metrics?.rejected.inc({ reason: 'unauthenticated' });
+        setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withStatus ? 401 : undefined, {}, withStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined)] });
+        return;
+      }
+      // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
+      const issue = callerHeaderIssue(request);
+      if (issue) {
+        options.metrics?.rejected.inc({ reason: 'bad_request' });
+        setResult({ errors: [refusal(callerHeaderMessage(issue), 'BAD_REQUEST', withStatus ? 400 : undefined, { fields: [issue] })] });
+      }
     },
     async onContextBuilding({ context, extendContext }) {
       const ctx = context as Ctx;

@@ -3,6 +3,7 @@ import { parse, type DocumentNode, type ExecutionResult, type GraphQLError } fro
 import type { OperationRunner } from '../run-operation.js';
 import { selectedOperation } from './operation.js';
 import { remadeRequest } from './remade-request.js';
+import { callerHeaderIssue } from '../../http/caller-headers.js';
 
 // The common GraphQL request (a JSON POST to /graphql with one query or mutation that parses and validates, asking
 // for a JSON answer) runs on the legacy paths' operation runner (src/graphql/run-operation.ts): the same context,
@@ -104,6 +105,8 @@ export function useDirectGraphQL(options: DirectGraphQLOptions): Plugin {
       if (!params || !document || !operation || operation.operation === 'subscription' || !runner.isValid(document)) return handOn();
       // A key lookup that meets a database outage is answered by Yoga too (503 with Retry-After).
       if (!(await options.admits(request).catch(() => false))) return handOn();
+      // So is a caller header sent more than once (src/http/caller-headers.ts: 400).
+      if (callerHeaderIssue(request)) return handOn();
       let result: ExecutionResult;
       try {
         result = await runner.run(request, document, params.query, params.variables ?? {}, params.operationName ?? undefined);

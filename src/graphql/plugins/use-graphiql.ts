@@ -76,8 +76,10 @@ export function useGraphiQL(options: GraphiQLOptions): Plugin {
             status: 200,
             headers: {
               'content-type': 'text/html; charset=utf-8',
-              // The page is small and names the current asset versions: always ask again.
-              'cache-control': 'no-cache',
+              // The page is small and names the current asset versions: always ask again. The same for every caller.
+              'cache-control': 'public, no-cache',
+              // GET /graphql answers JSON to other clients.
+              vary: 'Accept',
               'content-security-policy': PAGE_CSP,
               'x-content-type-options': 'nosniff',
               'referrer-policy': 'no-referrer',

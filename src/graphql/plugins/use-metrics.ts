@@ -1,8 +1,9 @@
 import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { METRICS_SCOPE } from '../../access/access-rules.js';
-import { hasScope, presentedKey } from '../../access/principal.js';
+import { hasScope, presentedKey, type Principal } from '../../access/principal.js';
 import type { KeyVerifier } from '../../access/api-keys.js';
+import { unavailableError } from '../../db/errors.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from './operation.js';
 import { originalRequest } from './remade-request.js';
@@ -66,7 +67,16 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
       if (request.method !== 'GET') return endResponse(json(405, { error: { status: 405, code: 'METHOD_NOT_ALLOWED', message: '/metrics accepts GET only' } }, { allow: 'GET' }));
       if (options.auth === 'on') {
         const key = presentedKey((name) => request.headers.get(name));
-        const principal = key ? await options.keys.verify(key) : null;
+        let principal: Principal | null;
+        try {
+          principal = key ? await options.keys.verify(key) : null;
+        } catch (error) {
+          // The key lookup met an outage: 503 with Retry-After, as on every door; the driver's text is never shown.
+          const unavailable = unavailableError(error);
+          if (!unavailable) throw error;
+          const { httpStatus: status, code, message, retryAfterSeconds } = unavailable;
+          return endResponse(json(status, { error: { status, code, message, retryAfterSeconds } }, { 'retry-after': String(retryAfterSeconds) }));
+        }
         if (!principal) {
           return endResponse(json(401, { error: { status: 401, code: 'UNAUTHENTICATED', message: 'An API key is required.' } }, { 'www-authenticate': 'Bearer' }));
         }
