@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyLease, LEASE_DEMAND_MS, MAX_LEASE, faultReason, leaseWant } from '../src/access/rate-limit.js';
+import { KeyLease, LEASE_DEMAND_MS, LeasedRateLimiter, MAX_LEASE, faultReason, leaseWant } from '../src/access/rate-limit.js';
 import { createApiKey } from '../src/access/api-keys.js';
 import { startGateway, type Gateway } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -10,8 +10,11 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { createRateBucket } from '../src/db/sql/createRateBucket.js';
 import { LEASE_PERIOD_MS, takeRateLease } from '../src/db/sql/takeRateLease.js';
+import { createMetrics } from '../src/runtime/metrics.js';
 import { ADMIN_URL, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { NO_WORKERS, rpc } from './helpers/gateway.js';
+import { eventually } from './helpers/sink.js';
+import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
 
 // Rate limit leases: the process side's arithmetic (pure), the lease statement's arithmetic (on PostgreSQL), no
 // bucket write per operation in the steady state, and reads that keep answering on a read-only database.
@@ -211,5 +214,64 @@ describe('a read-only database (as after a failover to a replica): keyed reads k
     const metrics = await gateway.services.metrics.registry.metrics();
     expect(metrics).toMatch(/^gateway_rate_limit_degraded 1$/m);
     expect(metrics).toMatch(/^gateway_rate_limit_local_decisions_total\{reason="read_only"\} 33$/m);
+  }, 60_000);
+});
+
+describe('a database outage while a process holds leased tokens', () => {
+  let fresh: FreshDatabase;
+  let direct: Database;
+  let proxied: Database;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    fresh = await freshDatabase('postgres');
+    direct = await openDatabase({ databaseUrl: fresh.url!, dataDir: 'unused' });
+    await applyMigrations(direct.adapterFactory);
+    const url = new URL(fresh.url!);
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+    url.port = String(proxy.port);
+    proxied = await openDatabase({ databaseUrl: url.toString(), dataDir: 'unused', connectTimeoutMs: 1000 });
+  });
+  afterAll(async () => {
+    await proxy?.restore().catch(() => undefined);
+    await proxied?.close();
+    await direct?.close();
+    await proxy?.close();
+    await fresh?.drop();
+  });
+
+  it('spends the lease it holds, then limits per process (said in a warn line and the metrics), and returns to the shared bucket', async () => {
+    const sink = lineSink();
+    const log = pino({ level: 'info' }, sink.stream);
+    const metrics = createMetrics(proxied.prisma, log);
+    const limiter = new LeasedRateLimiter(proxied.prisma, 600, { log, metrics });
+    try {
+      expect(await limiter.take('k')).toEqual({ allowed: true, retryAfterSeconds: 0 }); // a lease of one
+      expect(await limiter.take('k')).toEqual({ allowed: true, retryAfterSeconds: 0 }); // demand seen: a lease of 75
+      await proxy.cut();
+      // The leased tokens answer at once, without the database.
+      const held: unknown[] = [];
+      for (let i = 0; i < 20; i++) held.push(limiter.take('k'));
+      expect(held).toEqual(Array(20).fill({ allowed: true, retryAfterSeconds: 0 }));
+      // Spent down to a quarter, the next lease fails: degraded, and every key is limited per process.
+      for (let i = 0; i < 60; i++) expect(await limiter.take('k')).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      await eventually(async () => sink.lines.some((l) => l.msg && String(l.msg).startsWith('rate limit degraded')), 8000, 20);
+      expect(sink.lines).toContainEqual(expect.objectContaining({ level: 40, reason: 'unavailable' }));
+      expect(await limiter.take('other')).toEqual({ allowed: true, retryAfterSeconds: 0 });
+      expect(await metrics.registry.getSingleMetricAsString('gateway_rate_limit_degraded')).toMatch(/^gateway_rate_limit_degraded 1$/m);
+      expect(await metrics.registry.getSingleMetricAsString('gateway_rate_limit_local_decisions_total')).toMatch(/reason="unavailable"\} [1-9]/);
+      await proxy.restore();
+      // A background lease every 2 s tries the database again.
+      await eventually(
+        async () => {
+          await limiter.take('k');
+          return sink.lines.some((l) => l.msg === 'rate limit restored: the database bucket is written again; the limit holds across processes');
+        },
+        15_000,
+        200,
+      );
+      expect(await metrics.registry.getSingleMetricAsString('gateway_rate_limit_degraded')).toMatch(/^gateway_rate_limit_degraded 0$/m);
+    } finally {
+      await limiter.close();
+    }
   }, 60_000);
 });

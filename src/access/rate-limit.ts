@@ -274,45 +274,48 @@ export class LeasedRateLimiter implements RateLimiter {
   /** One lease at a time per key: operations arriving meanwhile wait for it, and lease again if it fell short. */
   private fetch(key: string, state: KeyState): void {
     state.fetching = true;
-    void this.leaseLoop(key, state).finally(() => {
-      state.fetching = false;
-    });
+    void this.leaseLoop(key, state);
   }
 
   private async leaseLoop(key: string, state: KeyState): Promise<void> {
-    do {
-      const sentAt = this.now();
-      const need = state.waiters.length;
-      const want = leaseWant(state.lease.spentSinceLease, sentAt - state.lease.leasedAt, need);
-      state.lease.leasing(sentAt);
-      let lease: RateLease | undefined;
-      try {
-        lease = await takeRateLease(this.db, key, this.perMinute, this.perSecond, need, want);
-        if (lease === undefined) {
-          await createRateBucket(this.db, key, this.perMinute);
+    try {
+      do {
+        const sentAt = this.now();
+        const need = state.waiters.length;
+        const want = leaseWant(state.lease.spentSinceLease, sentAt - state.lease.leasedAt, need);
+        state.lease.leasing(sentAt);
+        let lease: RateLease | undefined;
+        try {
           lease = await takeRateLease(this.db, key, this.perMinute, this.perSecond, need, want);
+          if (lease === undefined) {
+            await createRateBucket(this.db, key, this.perMinute);
+            lease = await takeRateLease(this.db, key, this.perMinute, this.perSecond, need, want);
+          }
+          if (lease === undefined) throw new Error(`the rate bucket of key ${key} is missing right after it was made`);
+        } catch (error) {
+          this.degrade(error);
+          for (const resolve of state.waiters.splice(0)) resolve(this.decideLocally(key));
+          return;
         }
-        if (lease === undefined) throw new Error(`the rate bucket of key ${key} is missing right after it was made`);
-      } catch (error) {
-        this.degrade(error);
-        for (const resolve of state.waiters.splice(0)) resolve(this.decideLocally(key));
-        return;
-      }
-      this.recover();
-      const now = this.now();
-      state.lease.add(lease.granted, sentAt + lease.expiresInMs, now);
-      // The first `need` waiters were counted in this lease: refused when it fell short (the bucket ran dry). Later
-      // arrivals get what is left, or lease again.
-      const waiters = state.waiters;
-      let i = 0;
-      for (; i < waiters.length; i++) {
-        if (state.lease.spend(now)) waiters[i]!({ allowed: true, retryAfterSeconds: 0 });
-        else if (i < need) waiters[i]!({ allowed: false, retryAfterSeconds: retryAfter(lease.tokens, this.perSecond) });
-        else break;
-      }
-      waiters.splice(0, i);
-    } while (state.waiters.length > 0 && !this.closed);
-    for (const resolve of state.waiters.splice(0)) resolve(this.decideLocally(key));
+        this.recover();
+        const now = this.now();
+        state.lease.add(lease.granted, sentAt + lease.expiresInMs, now);
+        // The first `need` waiters were counted in this lease: refused when it fell short (the bucket ran dry). Later
+        // arrivals get what is left, or lease again.
+        const waiters = state.waiters;
+        let i = 0;
+        for (; i < waiters.length; i++) {
+          if (state.lease.spend(now)) waiters[i]!({ allowed: true, retryAfterSeconds: 0 });
+          else if (i < need) waiters[i]!({ allowed: false, retryAfterSeconds: retryAfter(lease.tokens, this.perSecond) });
+          else break;
+        }
+        waiters.splice(0, i);
+      } while (state.waiters.length > 0 && !this.closed);
+      for (const resolve of state.waiters.splice(0)) resolve(this.decideLocally(key));
+    } finally {
+      // In the same turn as the last waiter's answer: an operation continuing from it sees no lease in flight.
+      state.fetching = false;
+    }
   }
 
   private degrade(error: unknown): void {
@@ -350,8 +353,9 @@ export class LeasedRateLimiter implements RateLimiter {
         this.keys.delete(key);
         continue;
       }
+      if (this.degraded) continue; // what is held is spent until it ends: nothing can be given back now
       const count = state.lease.takeReturns(now, 2 * LEASE_TICK_MS);
-      if (count > 0 && !this.degraded) returns.push(this.giveBack(key, count));
+      if (count > 0) returns.push(this.giveBack(key, count));
     }
     await Promise.all(returns);
   }
