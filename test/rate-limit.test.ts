@@ -127,6 +127,23 @@ describe('the lease statement on PostgreSQL (capacity 600, 10 a second)', () => 
     expect(row.leased).toBeGreaterThanOrEqual(granted); // counted against the refill until it ends
   });
 
+  it('50 operations of one key arriving together share leases: 3 bucket writes (made, one token, the other 49), none refused', async () => {
+    await admin.query(`
+      CREATE TABLE bucket_writes (n int NOT NULL);
+      INSERT INTO bucket_writes VALUES (0);
+      CREATE FUNCTION count_bucket_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE bucket_writes SET n = n + 1; RETURN NULL; END $$;
+      CREATE TRIGGER count_bucket_writes AFTER INSERT OR UPDATE ON "RateBucket" FOR EACH ROW EXECUTE FUNCTION count_bucket_write();`);
+    const limiter = new LeasedRateLimiter(database.prisma, 600);
+    try {
+      const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.take('together')));
+      expect(decisions).toEqual(Array(50).fill({ allowed: true, retryAfterSeconds: 0 }));
+      expect((await admin.query('SELECT n FROM bucket_writes')).rows[0].n).toBe(3);
+    } finally {
+      await limiter.close();
+      await admin.query('DROP TRIGGER count_bucket_writes ON "RateBucket"');
+    }
+  });
+
   it('a key without a bucket answers no row (the limiter then makes it, full)', async () => {
     expect(await takeRateLease(database.prisma, 'nobody', 600, 10, 1, 1)).toBeUndefined();
   });
