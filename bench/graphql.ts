@@ -4,7 +4,9 @@
 // filled with 1,000 queues, 200 organizations and 10,000 persons in 3 organizations each. Five servers over it, each
 // in its own process with a pg pool of 10: PostGraphile 5 (pinned devDependency, Amber preset), graphql-yoga with
 // hand-written resolvers over raw pg, bare node:http + pg, and the gateway as its Dockerfile runs it (compiled,
-// NODE_ENV=production; AUTH off, no workers), loaded through both of its doors; the peers too run with
+// NODE_ENV=production; AUTH off, no workers), loaded through both of its doors, and a second gateway with AUTH=on
+// called with an API key under a rate limit raised so that it refuses nothing (issue 26: keyed >= 0.9x AUTH=off, the
+// price of the key check and of the rate limit's bookkeeping); the peers too run with
 // NODE_ENV=production. Four cases: read one queue by name, list a page of 50 queues with the total count, read a
 // person with their organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
 // new name per request, and the rows are counted afterwards. Then the Queue table grows to BENCH_BIG_QUEUES (60,000)
@@ -20,6 +22,7 @@
 // BENCH_CASES=read,write and BENCH_DOORS=gateway,PostGraphile keep only the cases / targets whose names start so.
 import autocannon, { type RequestShape, type Result } from 'autocannon';
 import pg from 'pg';
+import { createApiKey } from '../src/access/api-keys.js';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
@@ -40,8 +43,15 @@ const EMPLOYMENTS_PER_PERSON = 3;
 const FIRST_PERSON = 5_000_000_000;
 const FIRST_ORGANIZATION = 7_000_000_000;
 
-type Door = 'bare node:http + pg' | 'graphql-yoga + raw pg' | 'PostGraphile 5' | 'gateway GraphQL' | 'gateway legacy';
-const DOORS: Door[] = ['bare node:http + pg', 'graphql-yoga + raw pg', 'PostGraphile 5', 'gateway GraphQL', 'gateway legacy'];
+type PlainDoor = 'bare node:http + pg' | 'graphql-yoga + raw pg' | 'PostGraphile 5' | 'gateway GraphQL' | 'gateway legacy';
+/** The gateway with AUTH=on, called with an API key, against the same door with AUTH=off. */
+type KeyedDoor = 'gateway GraphQL, AUTH=on + key' | 'gateway legacy, AUTH=on + key';
+type Door = PlainDoor | KeyedDoor;
+const KEYED: Record<KeyedDoor, PlainDoor> = { 'gateway GraphQL, AUTH=on + key': 'gateway GraphQL', 'gateway legacy, AUTH=on + key': 'gateway legacy' };
+const DOORS: Door[] = ['bare node:http + pg', 'graphql-yoga + raw pg', 'PostGraphile 5', 'gateway GraphQL', 'gateway legacy', ...(Object.keys(KEYED) as KeyedDoor[])];
+const isKeyed = (door: Door): door is KeyedDoor => door in KEYED;
+/** The API key the keyed doors send (made before the keyed gateway starts). */
+let benchKey = '';
 const BASELINE: Door = 'PostGraphile 5';
 
 /** One request of a case through one door, and a string its answer must contain (so an error answer is noticed). */
@@ -70,11 +80,22 @@ interface BenchCase {
   /** A new value per request: the row to read, or the name of the row to write (`door` keeps writes apart). */
   pick: (door: number) => string;
   /** The doors that can send the case (a legacy client cannot write a one-off document). */
-  callers: Partial<Record<Door, Caller>>;
+  callers: Partial<Record<PlainDoor, Caller>>;
   /** Run once before the case (after the cases before it). */
   prepare?: (client: pg.Client) => Promise<void>;
   /** The peer the case's goal is set against, when not PostGraphile 5. */
   goalPeer?: Door;
+}
+
+/** A door's caller (undefined when the door cannot send the case): a keyed door sends its plain door's request with the API key. */
+function callerOf(bench: BenchCase, door: Door): Caller | undefined {
+  if (!isKeyed(door)) return bench.callers[door];
+  const plain = bench.callers[KEYED[door]];
+  if (!plain) return undefined;
+  return (pick) => {
+    const call = plain(pick);
+    return { ...call, request: { ...call.request, headers: { ...call.request.headers, authorization: `Bearer ${benchKey}` } } };
+  };
 }
 
 let written = 0;
@@ -189,7 +210,7 @@ interface Target {
 
 function target(bench: BenchCase, door: Door, server: Child): Target {
   const doorIndex = DOORS.indexOf(door);
-  const caller = bench.callers[door]!;
+  const caller = callerOf(bench, door)!;
   const load = (duration: number) =>
     autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
   return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [] };
@@ -197,7 +218,7 @@ function target(bench: BenchCase, door: Door, server: Child): Target {
 
 /** One request through the target first: an error answer stops the bench before anything is measured. */
 async function checkAnswer(bench: BenchCase, door: Door, server: Child): Promise<void> {
-  const sample = bench.callers[door]!(bench.pick(DOORS.indexOf(door)));
+  const sample = callerOf(bench, door)!(bench.pick(DOORS.indexOf(door)));
   const answer = await fetch(`${server.url}${sample.request.path}`, { method: sample.request.method, headers: sample.request.headers, body: sample.request.body, signal: AbortSignal.timeout(10_000) });
   const text = await answer.text();
   if (!answer.ok || !text.includes(sample.expect) || /"errors?"\s*:/.test(text)) throw new Error(`${door}, ${bench.name}: unexpected answer ${answer.status} ${text.slice(0, 500)}`);
@@ -243,6 +264,7 @@ async function main(): Promise<void> {
   try {
     const database = await openDatabase({ databaseUrl: db.url, dataDir: 'unused' });
     await applyMigrations(database.adapterFactory);
+    benchKey = (await createApiKey(database.prisma, { name: 'bench', scopes: ['admin:all'] })).key;
     await database.close();
     const client = new pg.Client({ connectionString: db.url });
     client.on('error', () => undefined); // dropping the database at the end ends it
@@ -262,12 +284,17 @@ async function main(): Promise<void> {
     const gateway = await startGateway({ DATABASE_URL: db.url, MIGRATE_ON_START: 'off' });
     servers['gateway GraphQL'] = gateway;
     servers['gateway legacy'] = gateway;
+    const selected = (door: Door) => !process.env.BENCH_DOORS || process.env.BENCH_DOORS.split(',').some((d) => door.startsWith(d));
+    if ((Object.keys(KEYED) as KeyedDoor[]).some(selected)) {
+      const keyed = await startGateway({ DATABASE_URL: db.url, MIGRATE_ON_START: 'off', AUTH: 'on', RATE_LIMIT_PER_MINUTE: '1000000000' });
+      for (const door of Object.keys(KEYED) as KeyedDoor[]) servers[door] = keyed;
+    }
 
     const rows: Row[] = [];
     for (const bench of CASES) {
       if (ONLY && !ONLY.some((only) => bench.name.startsWith(only))) continue;
       await bench.prepare?.(client);
-      const doors = DOORS.filter((door) => bench.callers[door] && (!process.env.BENCH_DOORS || process.env.BENCH_DOORS.split(',').some((d) => door.startsWith(d))));
+      const doors = DOORS.filter((door) => selected(door) && callerOf(bench, door) !== undefined);
       rows.push(...(await measure(bench, doors.map((door) => target(bench, door, servers[door]!)))));
       if (bench.name.startsWith('write')) {
         // Every acknowledged write is in the table (the sample, the warm-up and the measured rounds).
@@ -298,6 +325,15 @@ async function main(): Promise<void> {
       const legacy = viaLegacy === undefined ? '' : `  legacy ${(viaLegacy / base).toFixed(2)}x  legacy/GraphQL ${(viaLegacy / viaGraphql).toFixed(2)}`;
       const met = viaGraphql >= base && (viaLegacy === undefined || (viaLegacy >= base && viaLegacy >= viaGraphql));
       console.log(`  ${bench.name.padEnd(48)} vs ${peer}: GraphQL ${(viaGraphql / base).toFixed(2)}x${legacy}  ${met ? 'met' : 'NOT met'}`);
+    }
+    console.log('goal: the gateway with AUTH=on, an API key and the rate limit >= 0.9x the same door with AUTH=off');
+    for (const bench of CASES) {
+      for (const door of Object.keys(KEYED) as KeyedDoor[]) {
+        const keyed = rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
+        const plain = rows.find((r) => r.bench === bench.name && r.door === KEYED[door])?.requestsPerSecond;
+        if (keyed === undefined || plain === undefined) continue;
+        console.log(`  ${bench.name.padEnd(40)} ${door.padEnd(32)} ${(keyed / plain).toFixed(2)}x AUTH=off  ${keyed >= 0.9 * plain ? 'met' : 'NOT met'}`);
+      }
     }
   } finally {
     const started = new Set(Object.values(servers));

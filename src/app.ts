@@ -116,7 +116,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     verifier: new CmsVerifierPool(config.CMS_WORKERS),
     jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config), outbound }),
     keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
-    rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE),
+    rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE, { log: log.child({ component: 'rate-limit' }), metrics }),
     metrics,
     outbound,
     loops,
@@ -313,6 +313,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
         if (stopped.status === 'rejected') log.error({ err: stopped.reason }, 'a worker failed to stop cleanly');
         services.trust.close();
         await services.verifier.close();
+        await untilDeadline(services.rateLimiter.close(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
         await bus.close();
         await untilDeadline(database.close(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
         // Last, so that the spans of the drain are exported too.

@@ -9,7 +9,8 @@ import { createApiKey } from '../src/access/api-keys.js';
 import { startGateway, type Gateway } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { importIdentity } from '../src/identity/import.js';
-import { takeRateToken } from '../src/db/sql/takeRateToken.js';
+import { createRateBucket } from '../src/db/sql/createRateBucket.js';
+import { takeRateLease } from '../src/db/sql/takeRateLease.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { identityFixture, LONE, WIDE } from './helpers/identity-fixture.js';
 import { AnswerChecker, type Answer } from './helpers/openapi-answers.js';
@@ -89,14 +90,16 @@ describe('OpenAPI document of the legacy paths', () => {
   }
 
   /**
-   * Empties a key's bucket (the SQL the gateway's limiter runs) so that its next call meets no token: when a token is
-   * about to come back, it is waited for and taken too.
+   * Empties a key's bucket (the SQL the gateway's limiter runs, token by token) so that its next call meets no token:
+   * when a token is about to come back, it is waited for and taken too. The gateway holds no lease of this key: it is
+   * only ever refused.
    */
   async function exhaust(keyId: string): Promise<void> {
     const perSecond = RATE_PER_MINUTE / 60;
+    await createRateBucket(gateway.services.db, keyId, RATE_PER_MINUTE);
     for (;;) {
-      const { granted, tokens } = await takeRateToken(gateway.services.db, keyId, RATE_PER_MINUTE, perSecond);
-      if (granted) continue;
+      const { granted, tokens } = (await takeRateLease(gateway.services.db, keyId, RATE_PER_MINUTE, perSecond, RATE_PER_MINUTE, RATE_PER_MINUTE))!;
+      if (granted > 0) continue;
       const untilNext = ((1 - tokens) / perSecond) * 1000;
       if (untilNext > 200) return;
       await sleep(untilNext); // the token that is about to come back, so that the call does not get it

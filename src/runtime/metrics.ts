@@ -17,6 +17,10 @@ export interface GatewayMetrics {
   readonly operations: Counter<'type' | 'field' | 'outcome'>;
   readonly operationDuration: Histogram<'type' | 'field'>;
   readonly rejected: Counter<'reason'>;
+  /** 1 while API keys are rate-limited per process because the database bucket cannot be written. */
+  readonly rateLimitDegraded: Gauge;
+  /** Operations whose rate limit was decided per process, by why (read_only, unavailable, error). */
+  readonly rateLimitLocal: Counter<'reason'>;
   /** For the delivery worker: one count per delivery attempt. */
   readonly deliveries: Counter<'channel' | 'outcome'>;
 }
@@ -77,6 +81,17 @@ export function createMetrics(db: PrismaClient, log: Logger): GatewayMetrics {
       registers,
     }),
     rejected: new Counter({ name: 'gateway_rejected_total', help: 'Requests refused before execution, by reason.', labelNames: ['reason'] as const, registers }),
+    rateLimitDegraded: new Gauge({
+      name: 'gateway_rate_limit_degraded',
+      help: '1 while API keys are rate-limited per process because the database bucket cannot be written (read-only or unreachable database), else 0.',
+      registers,
+    }),
+    rateLimitLocal: new Counter({
+      name: 'gateway_rate_limit_local_decisions_total',
+      help: 'Operations whose rate limit was decided by a per-process bucket, by why the database bucket was not used (read_only, unavailable, error).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     deliveries: new Counter({ name: 'gateway_delivery_outcomes_total', help: 'Notification delivery attempts by channel and outcome.', labelNames: ['channel', 'outcome'] as const, registers }),
   };
 }

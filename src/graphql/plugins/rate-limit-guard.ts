@@ -4,7 +4,7 @@ import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { carriesHttpStatus, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
 
-// Every operation an API key runs spends one token of its bucket (RATE_LIMIT_PER_MINUTE); a refused one
+// Every operation an API key runs spends one token of its bucket (RATE_LIMIT_PER_MINUTE, src/access/rate-limit.ts); a refused one
 // answers RATE_LIMITED with retryAfterSeconds (HTTP 429 and Retry-After; JSON-RPC -32029).
 // Requests without a key (AUTH=off only) are not limited.
 
@@ -12,7 +12,10 @@ export function rateLimitGuard(limiter: RateLimiter, metrics?: GatewayMetrics): 
   return ({ contextValue }) => {
     const ctx = contextValue as Partial<GraphQLContext> & { request?: Request };
     if (!ctx.principal) return null;
-    return limiter.take(ctx.principal.keyId).then((decision) => (decision.allowed ? null : refused(ctx.request, decision.retryAfterSeconds)));
+    // Synchronous while the key's tokens are in hand: no promise on the hot path.
+    const decision = limiter.take(ctx.principal.keyId);
+    if (decision instanceof Promise) return decision.then((d) => (d.allowed ? null : refused(ctx.request, d.retryAfterSeconds)));
+    return decision.allowed ? null : refused(ctx.request, decision.retryAfterSeconds);
   };
 
   function refused(request: Request | undefined, seconds: number) {

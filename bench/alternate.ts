@@ -1,0 +1,63 @@
+// `tsx bench/alternate.ts <label>=<url>[,<api key>] ...`: one request loaded against servers that are already
+// running (say the same gateway started from two trees), in alternating bursts so that a slow spell of a shared host
+// falls on every target alike. Prints each target's req/s over all its bursts and the median of their p99s.
+// ALT_REQUEST=getQueue (legacy POST /getQueue of queue ALT_QUEUE) or graphql (the same read over POST /graphql);
+// ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
+import autocannon, { type Result } from 'autocannon';
+import { median, runBench } from './lib.js';
+
+const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
+const SECONDS = Number(process.env.ALT_SECONDS ?? 3);
+const ROUNDS = Number(process.env.ALT_ROUNDS ?? 5);
+const WARM_UP_SECONDS = Number(process.env.ALT_WARM_UP_SECONDS ?? 2);
+const QUEUE = process.env.ALT_QUEUE ?? 'bench';
+const REQUEST = process.env.ALT_REQUEST ?? 'getQueue';
+
+interface Target {
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  requests: number;
+  seconds: number;
+  p99s: number[];
+}
+
+function requestOf(t: Target) {
+  const headers = { 'content-type': 'application/json', ...t.headers };
+  if (REQUEST === 'graphql') {
+    return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: 'query($name: String!) { queue(name: $name) { name rate labels } }', variables: { name: QUEUE } }) };
+  }
+  return { method: 'POST' as const, path: '/getQueue', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'getQueue', params: { name: QUEUE }, id: 1 }) };
+}
+
+async function burst(t: Target, seconds: number): Promise<Result> {
+  const result = await autocannon({ url: t.url, connections: CONNECTIONS, duration: seconds, requests: [requestOf(t)] });
+  if (result.non2xx || result.errors || result.timeouts) throw new Error(`${t.label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const targets = process.argv.slice(2).map((arg): Target => {
+    const [label, rest] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
+    const [url, key] = rest.split(',');
+    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+    return { label, url: url!, headers, requests: 0, seconds: 0, p99s: [] };
+  });
+  if (targets.length === 0) throw new Error('usage: tsx bench/alternate.ts <label>=<url>[,<api key>] ...');
+  for (const t of targets) if (WARM_UP_SECONDS > 0) await burst(t, WARM_UP_SECONDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[(round + i) % targets.length]!;
+      const result = await burst(t, SECONDS);
+      t.requests += result.requests.total;
+      t.seconds += result.duration;
+      t.p99s.push(result.latency.p99);
+    }
+  }
+  console.log(`\n${REQUEST}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
+  console.log('| target | req/s | p99 ms |');
+  console.log('|---|---:|---:|');
+  for (const t of targets) console.log(`| ${t.label} | ${(t.requests / t.seconds).toFixed(0)} | ${median(t.p99s)} |`);
+}
+
+runBench(main);
