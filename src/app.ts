@@ -191,6 +191,8 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       useBrowserPolicy(browserPolicy),
       metricsPlugin,
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
+      // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
+      accessControl.keyFirst('/graphql'),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.
       ...(options.tracing

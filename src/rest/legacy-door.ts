@@ -174,8 +174,6 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
   async function handleHttp(door: DoorRequest, route: HttpRoute, pathParams: Record<string, string>): Promise<LegacyAnswer> {
     const { request } = door;
     const fail = (failure: HttpFailure, headers: Record<string, string> = {}) => json(failure.status, route.errorBody(failure), headers);
-    const refused = await options.requireKey?.(request);
-    if (refused) return fail({ status: 401, code: 'UNAUTHENTICATED', message: refused }, { 'www-authenticate': 'Bearer' });
     try {
       const query: HttpInput['query'] = {};
       const searchParams = door.searchParams();
@@ -243,25 +241,26 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
   }
   const rpcUnavailable = (unavailable: ServiceUnavailableError) => json(unavailable.httpStatus, rpcError(null, unavailableRpc(unavailable)), { 'retry-after': String(unavailable.retryAfterSeconds) });
 
-  function serveRpcPath(door: DoorRequest, rpcRoute: RpcRoute | null): Promise<LegacyAnswer> {
+  /**
+   * With AUTH=on a call without a valid key is 401 before anything else about it is looked at (its method, body type,
+   * body size or parameters): docs/security.md. Then `serve`. An outage met on the way is a 503 in the path's envelope.
+   */
+  function keyFirst(door: DoorRequest, unauthenticated: (message: string) => LegacyAnswer, unavailable: (error: ServiceUnavailableError) => LegacyAnswer, serve: () => Promise<LegacyAnswer>): Promise<LegacyAnswer> {
+    if (!options.requireKey) return answerOrUnavailable(serve, unavailable);
+    const requireKey = options.requireKey;
     return answerOrUnavailable(async () => {
-      const refused = await options.requireKey?.(door.request);
-      if (refused) {
-        return json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
-      }
-      return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
-    }, rpcUnavailable);
+      const refused = await requireKey(door.request);
+      return refused ? unauthenticated(refused) : serve();
+    }, unavailable);
   }
-
-  function serveHttpPath(door: DoorRequest, route: HttpRoute, params: Record<string, string>): Promise<LegacyAnswer> {
-    return answerOrUnavailable(
-      () => serveHttp(door, route, params),
-      (unavailable) =>
-        json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
-          'retry-after': String(unavailable.retryAfterSeconds),
-        }),
-    );
-  }
+  const rpcUnauthenticated = (message: string) =>
+    json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
+  const httpUnauthenticated = (route: HttpRoute) => (message: string) =>
+    json(401, route.errorBody({ status: 401, code: 'UNAUTHENTICATED', message }), { 'www-authenticate': 'Bearer' });
+  const httpUnavailable = (route: HttpRoute) => (unavailable: ServiceUnavailableError) =>
+    json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
+      'retry-after': String(unavailable.retryAfterSeconds),
+    });
 
   return {
     internalError(path) {
@@ -282,13 +281,15 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       }
       const rpcRoute = byPath.get(path);
       if (rpcRoute || path === '/rpc') {
-        if (door.method !== 'POST') {
-          return json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' });
-        }
-        if (!isJsonContentType(request.headers.get('content-type'))) {
-          return json(415, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
-        }
-        return serveRpcPath(door, rpcRoute ?? null);
+        return keyFirst(door, rpcUnauthenticated, rpcUnavailable, async () => {
+          if (door.method !== 'POST') {
+            return json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' });
+          }
+          if (!isJsonContentType(request.headers.get('content-type'))) {
+            return json(415, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
+          }
+          return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
+        });
       }
       let methodMismatch: HttpRoute | undefined;
       for (const { route, match } of httpMatchers) {
@@ -298,14 +299,19 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
           methodMismatch ??= route;
           continue;
         }
-        if (writesBody(door.method, request.headers) && !isJsonContentType(request.headers.get('content-type'))) {
-          return json(415, route.errorBody({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
-        }
-        return serveHttpPath(door, route, params);
+        return keyFirst(door, httpUnauthenticated(route), httpUnavailable(route), async () => {
+          if (writesBody(door.method, request.headers) && !isJsonContentType(request.headers.get('content-type'))) {
+            return json(415, route.errorBody({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
+          }
+          return serveHttp(door, route, params);
+        });
       }
       if (methodMismatch) {
-        const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
-        return json(405, methodMismatch.errorBody({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${path} accepts ${allowed.join(', ')}` }), { allow: allowed.join(', ') });
+        const mismatch = methodMismatch;
+        return keyFirst(door, httpUnauthenticated(mismatch), httpUnavailable(mismatch), async () => {
+          const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
+          return json(405, mismatch.errorBody({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${path} accepts ${allowed.join(', ')}` }), { allow: allowed.join(', ') });
+        });
       }
       return undefined;
     },

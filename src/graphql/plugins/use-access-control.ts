@@ -101,6 +101,11 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
   callerOf(request: Request): Promise<CallerContext>;
   /** Whether the request may run operations at all: AUTH=off, or a valid key (else onParams answers 401). */
   admits(request: Request): Promise<boolean>;
+  /**
+   * With AUTH=on, the GraphQL endpoint's 401 before anything else reads the request (its body size, its type, the
+   * CSRF rule, its document): placed right after the browser rules. Over SSE, in a 200 stream.
+   */
+  keyFirst(endpoint: string): Plugin;
   guard: OperationGuard;
 } {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
@@ -123,6 +128,40 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
   return {
     callerOf,
     admits,
+    keyFirst: (endpoint) => ({
+      async onRequest({ request, url, endResponse, fetchAPI }) {
+        if (options.auth === 'off' || url.pathname !== endpoint || request.method === 'OPTIONS') return;
+        let caller: CallerContext;
+        try {
+          caller = await callerOf(request);
+        } catch {
+          return; // an outage: answered (503) where the operation's context is built, as before
+        }
+        if (caller.principal) return;
+        options.metrics?.rejected.inc({ reason: 'unauthenticated' });
+        const body = JSON.stringify({ errors: [{ message: unauthenticatedMessage(caller.presentedKey), extensions: { code: 'UNAUTHENTICATED' } }] });
+        // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
+        if (!carriesHttpStatus(request)) {
+          endResponse(
+            new fetchAPI.Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
+              status: 200,
+              headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+            }),
+          );
+          return;
+        }
+        const accept = request.headers.get('accept') ?? '';
+        endResponse(
+          new fetchAPI.Response(body, {
+            status: 401,
+            headers: {
+              'content-type': accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
+              'www-authenticate': 'Bearer',
+            },
+          }),
+        );
+      },
+    }),
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
       const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
