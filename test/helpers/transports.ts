@@ -177,12 +177,12 @@ export function parseAnswers(bytes: Buffer): { answers: RawAnswer[]; rest: Buffe
 
 /**
  * Writes `data` as given on one new connection (pipelined requests, a bad Host, an absolute-form target) and reads
- * answers until `answers` of them have come, the server closes, or `timeoutMs` pass.
+ * answers until `answers` of them have come (with `untilClosed`, until the server closes), or `timeoutMs` pass.
  */
 export function rawExchange(
   url: string,
   data: string | Buffer | (string | Buffer)[],
-  options: { answers?: number; timeoutMs?: number } = {},
+  options: { answers?: number; timeoutMs?: number; untilClosed?: boolean } = {},
 ): Promise<{ answers: RawAnswer[]; closed: boolean; raw: string; ms: number }> {
   return import('node:net').then(
     (net) =>
@@ -201,7 +201,7 @@ export function rawExchange(
         const timer = setTimeout(finish, options.timeoutMs ?? 5000);
         socket.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
-          if (parseAnswers(Buffer.concat(chunks)).answers.length >= (options.answers ?? 1)) finish();
+          if (!options.untilClosed && parseAnswers(Buffer.concat(chunks)).answers.length >= (options.answers ?? 1)) finish();
         });
         socket.on('end', () => {
           closed = true;
