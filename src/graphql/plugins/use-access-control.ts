@@ -145,7 +145,7 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
           endResponse(
             new fetchAPI.Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
               status: 200,
-              headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+              headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-encoding': 'none' },
             }),
           );
           return;
