@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 
 // A refusal sent before the request body was read (413, or any answer closing the connection early) must reach the
 // client. node:http closes such a connection as soon as the answer is written, with the rest of the body unread in
@@ -32,13 +32,8 @@ const lingering = new WeakSet<Socket>();
 
 function lingeringDestroySoon(this: Socket): void {
   const req = latest.get(this);
-  if (!req || req.complete || this.destroyed) {
-    // net.Socket's own destroySoon: end, then destroy once our side is flushed.
-    if (this.writable) this.end();
-    if (this.writableFinished) this.destroy();
-    else this.once('finish', () => this.destroy());
-    return;
-  }
+  // The whole request was read (or the connection is gone): nothing unread can turn the close into a reset.
+  if (!req || req.complete || this.destroyed) return Socket.prototype.destroySoon.call(this);
   lingering.add(this);
   if (this.writable) this.end();
   const close = () => {
