@@ -5,7 +5,9 @@ import type { IncomingMessage } from 'node:http';
 // (`GET http://host/path`), and then take the authority from the target, not from Host; `*` is for OPTIONS only.
 
 /** A host name, an IPv4 address or a bracketed IPv6 literal, with an optional port. No userinfo, no escapes. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{0,5})?$/;
+/** A name whose last label is a number is an IPv4 address to URL parsing (and `999.1.1.1` or `a.1` are refused). */
+const NUMERIC_LAST_LABEL = /(?:^|\.)(?:0x[0-9a-f]*|\d+)\.?(?::\d*)?$/i;
 const ABSOLUTE = /^https?:\/\/([^/?#]*)([^#]*)$/i;
 
 export type RequestTarget =
@@ -19,7 +21,15 @@ export type RequestTarget =
 export function isValidHost(host: string): boolean {
   if (!HOST.test(host)) return false;
   const port = /:(\d+)$/.exec(host.startsWith('[') ? host.slice(host.indexOf(']')) : host)?.[1];
-  return port === undefined || Number(port) <= 65535;
+  if (port !== undefined && Number(port) > 65535) return false;
+  // Addresses are judged by the URL parser every door uses (an IPv6 literal's form, an IPv4 address's octets).
+  if (!host.startsWith('[') && !NUMERIC_LAST_LABEL.test(host)) return true;
+  try {
+    new URL(`http://${host}/`);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The target of a node:http request, checked; the absolute form is answered by its path (and its authority). */
