@@ -249,6 +249,21 @@ describe('slow clients are cut; streams and sockets are not (HTTP_HEADERS_TIMEOU
     expect(fromWs.results[0]?.data?.queueChanged).toMatchObject({ name: 'long', rate: 7 });
   });
 
+  it('an idle keep-alive connection is not cut by them: a request after a pause longer than both is answered', async () => {
+    const p = t.gateway.port;
+    const request = httpRequestText('GET', '/healthz', { host: loopback(p) });
+    const { connect } = await import('node:net');
+    const socket = connect(p, '127.0.0.1');
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.write(request);
+    await new Promise((r) => setTimeout(r, 1500));
+    socket.write(request);
+    await new Promise((r) => setTimeout(r, 300));
+    socket.destroy();
+    expect(text.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+  });
+
   it('HTTP_HEADERS_TIMEOUT_MS may not exceed HTTP_REQUEST_TIMEOUT_MS', async () => {
     const { loadConfig } = await import('../src/config.js');
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
