@@ -99,7 +99,7 @@ export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { 
  */
 export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & {
   callerOf(request: Request): Promise<CallerContext>;
-  /** Whether the request may run operations at all: AUTH=off, or a valid key (else onParams answers 401). */
+  /** Whether the request may run operations at all: AUTH=off, or a valid key (else keyFirst answers 401). */
   admits(request: Request): Promise<boolean>;
   /**
    * With AUTH=on, the GraphQL endpoint's 401 before anything else reads the request (its body size, its type, the
@@ -150,12 +150,16 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
           );
           return;
         }
+        // The first of the two JSON types the client accepts, as Yoga chooses.
         const accept = request.headers.get('accept') ?? '';
+        const graphqlResponse = accept.indexOf('application/graphql-response+json');
+        const plainJson = accept.indexOf('application/json');
         endResponse(
           new fetchAPI.Response(body, {
             status: 401,
             headers: {
-              'content-type': accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
+              'content-type':
+                graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
               'www-authenticate': 'Bearer',
             },
           }),
