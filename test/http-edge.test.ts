@@ -66,6 +66,7 @@ const UPGRADE_ROWS: Row[] = [
   { name: 'h2c upgrade, a JSON-RPC path', text: (p) => httpRequestText('POST', '/getQueue', { host: loopback(p), ...h2c, ...json }, rpcBody('getQueue', { name: 'absent' })), off: [200], on: [401] },
   { name: 'h2c upgrade, GraphQL', text: (p) => httpRequestText('POST', '/graphql', { host: loopback(p), ...h2c, ...json }, JSON.stringify({ query: '{ __typename }' })), off: [200], on: [401, 'UNAUTHENTICATED'] },
   { name: 'h2c upgrade, GraphQL over GET', text: (p) => httpRequestText('GET', '/graphql?query=%7B__typename%7D', { host: loopback(p), accept: 'application/json', ...h2c }), off: [200], on: [401, 'UNAUTHENTICATED'] },
+  { name: 'a WebSocket upgrade asked by a POST to /graphql', text: (p) => httpRequestText('POST', '/graphql', { host: loopback(p), connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...json }, JSON.stringify({ query: '{ __typename }' })), off: [200], on: [401, 'UNAUTHENTICATED'] },
   { name: 'a WebSocket upgrade of another path', text: (p) => httpRequestText('GET', '/healthz', { host: loopback(p), connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }), off: [200], on: [200] },
 ];
 

@@ -53,7 +53,8 @@ export function requestTarget(req: Pick<IncomingMessage, 'url' | 'method' | 'hea
 /** Whether the request asks for a protocol switch the gateway takes: a WebSocket on the GraphQL endpoint. */
 export function takesUpgrade(req: IncomingMessage, endpoint: string): boolean {
   const upgrade = req.headers.upgrade;
-  if (typeof upgrade !== 'string' || !/(^|[\s,])websocket\s*(,|$)/i.test(upgrade)) return false;
+  // A WebSocket handshake is a GET (RFC 6455); a POST asking for one is served as the POST it is.
+  if (req.method !== 'GET' || typeof upgrade !== 'string' || !/(^|[\s,])websocket\s*(,|$)/i.test(upgrade)) return false;
   // The WebSocket server reads the raw target: an absolute form or a bad Host is left to the request handler.
   if (requestTarget(req).form !== 'origin' || !req.url?.startsWith('/')) return false;
   const query = req.url.indexOf('?');
