@@ -52,6 +52,9 @@ import { OutboundPolicy } from './http/outbound-policy.js';
 import { corsFor, useBrowserPolicy } from './graphql/plugins/use-browser-policy.js';
 import { browserRefusal } from './http/browser-policy.js';
 import { listen } from './http/listen.js';
+import { frontDoor } from './http/front-door.js';
+import { takesUpgrade } from './http/request-target.js';
+import { answerClientError } from './http/client-error.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
@@ -194,6 +197,8 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       metricsPlugin,
       useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
+      // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
+      accessControl.keyFirst('/graphql'),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.
       ...(options.tracing
@@ -260,7 +265,26 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
           edges: [requestIds, metricsPlugin, cachePolicy],
           onError: (error) => log.error({ err: error }, 'a legacy path failed to answer'),
         });
-  const server: Server = createServer({ ServerResponse: ReasonPhraseResponse }, legacyOverNode ? (req, res) => legacyOverNode(req, res) || yoga(req, res) : yoga);
+  const server: Server = createServer(
+    {
+      ServerResponse: ReasonPhraseResponse,
+      // A slow client (headers or body trickling in) is answered 408 and cut; an answer being streamed (SSE) is not
+      // a request being received, and an upgraded socket (graphql-ws) has left the HTTP parser: neither is cut.
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      // How often node:http looks for such clients (its default, 30 s, would let them stay that much longer).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4))),
+      // Only a WebSocket upgrade of /graphql is taken; any other (h2c from `curl --http2`) is served over HTTP/1.1.
+      shouldUpgradeCallback: (req) => takesUpgrade(req, '/graphql'),
+    },
+    frontDoor({
+      browserPolicy,
+      Request: yoga.fetchAPI.Request,
+      edges: [requestIds, metricsPlugin],
+      serve: legacyOverNode ? (req, res) => legacyOverNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
+    }),
+  );
+  server.on('clientError', answerClientError(log));
   try {
     await listen(server, config.PORT, config.HOST);
   } catch (error) {

@@ -25,6 +25,10 @@ const envSchema = z.object({
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
+  /** How long a client may take to send a request's headers before it is answered 408 and cut. */
+  HTTP_HEADERS_TIMEOUT_MS: int(10_000, 100, 600_000),
+  /** How long a client may take to send a whole request, body included (not the answer: streams stay open). */
+  HTTP_REQUEST_TIMEOUT_MS: int(30_000, 100, 3_600_000),
   /** Hosts, IP addresses or CIDRs (comma- or space-separated) outbound calls may reach although they are not public. */
   OUTBOUND_ALLOW: z
     .string()
@@ -131,6 +135,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!result.success) {
     const lines = toFieldIssues(result.error).map((i) => `  ${i.field}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (result.data.HTTP_HEADERS_TIMEOUT_MS > result.data.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new Error(
+      `Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (${result.data.HTTP_REQUEST_TIMEOUT_MS}); the headers are part of the request.`,
+    );
   }
   const auth = result.data.AUTH ?? (result.data.DATABASE_URL ? 'on' : 'off');
   if (auth === 'off' && !isLoopbackHost(result.data.HOST)) {

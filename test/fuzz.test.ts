@@ -8,6 +8,7 @@ import { methodOf } from '../src/rest/route.js';
 import { buildSchema } from '../src/graphql/schema.js';
 import { rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { httpRequestText, rawExchange } from './helpers/transports.js';
 
 // Generated malformed or hostile requests across every legacy path (taken from the route tables, so later areas
 // are included) and /graphql: no 5xx, every answer in its area's envelope, and the database exactly as it was (row
@@ -332,6 +333,69 @@ describe('fuzz: hostile requests', () => {
     expect(await snapshot()).toEqual(before);
     expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
   }, 240_000);
+
+  // Shapes fetch cannot send, on raw sockets: hostile Host values, absolute-form and asterisk targets, upgrades the
+  // gateway does not take, pipelined writes. Each is answered below 500, in the JSON envelope (or empty), with a
+  // request id and nothing internal, and changes nothing it should not.
+  it('answers raw request shapes (Host, request target, upgrade, pipelining) without a 5xx, a stack or a missing request id', async () => {
+    const port = t.gateway.port;
+    const auth = bearer(keys.admin);
+    const hosts = fc.sample(hostileString, { numRuns: 40, seed: SEED }).map((h) => h.replace(/[\r\n]/g, ' ').replace(/[^\x20-\xff]/g, '?').slice(0, 200));
+    await rpc(t.url, 'createQueue', { name: 'seed-a', labels: ['grp'], rate: 3 }, {}, auth); // taken already when the test above ran
+    const before = await snapshot();
+    const shapes: { name: string; bytes: Buffer; answers?: number }[] = [];
+    const body = (method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    for (const host of [...hosts, 'a b', 'x%zz', 'me@localhost', 'localhost/x', '[::1', `127.0.0.1:${port}`]) {
+      const latin1 = (text: string) => Buffer.from(text, 'latin1');
+      shapes.push(
+        { name: `GET /healthz, Host ${JSON.stringify(host)}`, bytes: latin1(httpRequestText('GET', '/healthz', { host })) },
+        { name: `getQueue, Host ${JSON.stringify(host)}`, bytes: latin1(httpRequestText('POST', '/getQueue', { host, 'content-type': 'application/json', ...auth }, body('getQueue', { name: 'seed-a' }))) },
+        { name: `GraphQL, Host ${JSON.stringify(host)}`, bytes: latin1(httpRequestText('POST', '/graphql', { host, 'content-type': 'application/json', ...auth }, JSON.stringify({ query: '{ __typename }' }))) },
+        { name: `absolute form, authority ${JSON.stringify(host)}`, bytes: latin1(httpRequestText('POST', `http://${host}/getQueue`, { host: `127.0.0.1:${port}`, 'content-type': 'application/json', ...auth }, body('getQueue', { name: 'seed-a' }))) },
+        { name: `OPTIONS *, Host ${JSON.stringify(host)}`, bytes: latin1(httpRequestText('OPTIONS', '*', { host })) },
+      );
+    }
+    const local = { host: `127.0.0.1:${port}` };
+    const h2c = { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' };
+    for (const [method, target] of [['GET', '*'], ['POST', '*'], ['GET', 'healthz'], ['GET', 'ftp://x/healthz'], ['GET', 'http:///healthz'], ['GET', '//healthz'], ['CONNECT', `127.0.0.1:${port}`]] as const) {
+      shapes.push({ name: `${method} ${target}`, bytes: Buffer.from(httpRequestText(method, target, local)) });
+    }
+    for (const path of ['/healthz', '/getQueue', '/graphql', '/rpc']) {
+      shapes.push({ name: `h2c upgrade, ${path}`, bytes: Buffer.from(httpRequestText(path === '/healthz' ? 'GET' : 'POST', path, { ...local, ...h2c, 'content-type': 'application/json', ...auth }, path === '/healthz' ? undefined : path === '/graphql' ? JSON.stringify({ query: '{ __typename }' }) : body('getQueue', { name: 'seed-a' }))) });
+    }
+    // Pipelined: a write that fails (a taken name) then a read; nothing is created or deleted.
+    shapes.push({
+      name: 'pipelined create (taken) then read',
+      bytes: Buffer.from(
+        httpRequestText('POST', '/createQueue', { ...local, 'content-type': 'application/json', ...auth }, body('createQueue', { name: 'seed-a', labels: ['grp'], rate: 3 })) +
+          httpRequestText('POST', '/getQueue', { ...local, 'content-type': 'application/json', ...auth }, body('getQueue', { name: 'seed-a' })),
+      ),
+      answers: 2,
+    });
+    const failures: string[] = [];
+    for (const shape of shapes) {
+      const { answers, raw } = await rawExchange(t.url, shape.bytes, { answers: shape.answers ?? 1, timeoutMs: 5000 });
+      if (shape.name.startsWith('CONNECT')) continue; // node:http has no CONNECT handler: it closes the connection
+      if (answers.length < (shape.answers ?? 1)) {
+        failures.push(`${shape.name}: ${answers.length} answers: ${raw.slice(0, 200)}`);
+        continue;
+      }
+      for (const a of answers) {
+        if (a.status >= 500 || a.status < 100) failures.push(`${shape.name}: status ${a.status}`);
+        if (!a.headers['x-request-id']) failures.push(`${shape.name}: no request id (${a.status})`);
+        if (/\bat \w|node_modules|\/work\/|\.ts:\d|Invalid URL/.test(a.body)) failures.push(`${shape.name}: internals in ${a.body.slice(0, 200)}`);
+        if (a.body !== '') {
+          try {
+            JSON.parse(a.body);
+          } catch {
+            failures.push(`${shape.name}: not JSON (${a.status}): ${a.body.slice(0, 200)}`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  }, 120_000);
 });
 
 /** A request through node:http, whose headers may repeat, read as the fetch answers are. */

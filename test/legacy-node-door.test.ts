@@ -101,6 +101,10 @@ const TABLE: { name: string; make: (door: string) => Exchange }[] = [
   { name: 'a wrong method (Yoga both ways)', make: () => ({ method: 'GET', path: '/getQueue' }) },
   { name: 'a foreign Origin (Yoga both ways)', make: () => ({ method: 'POST', path: '/getQueue', headers: { ...json, origin: 'https://evil.example' }, body: rpcBody('getQueue', { name: 'x' }) }) },
   { name: 'a dot segment (Yoga both ways)', make: () => ({ method: 'POST', path: '/x/../getQueue', headers: json, body: rpcBody('getQueue', { name: 'x' }) }) },
+  { name: 'a Host that is not a host name', make: () => ({ method: 'POST', path: '/getQueue', headers: { ...json, host: 'a b' }, body: rpcBody('getQueue', { name: 'x' }) }) },
+  { name: 'a Host with a bad escape', make: () => ({ method: 'GET', path: '/api/data/getPersonById?oid=1', headers: { host: 'x%zz' } }) },
+  { name: 'an absolute-form target', make: (d) => ({ method: 'POST', path: 'http://localhost/getQueue', headers: json, body: rpcBody('getQueue', { name: `q-${d}` }) }) },
+  { name: 'an absolute-form target naming a foreign host (Yoga both ways)', make: () => ({ method: 'POST', path: 'http://evil.example/getQueue', headers: json, body: rpcBody('getQueue', { name: 'x' }) }) },
   { name: 'a foreign Host (Yoga both ways)', make: () => ({ method: 'POST', path: '/getQueue', headers: { ...json, host: 'evil.example' }, body: rpcBody('getQueue', { name: 'x' }) }) },
 ];
 

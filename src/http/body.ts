@@ -17,7 +17,9 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
+      // Neither cancelled nor released (with Yoga's fetch API either destroys the connection at once, and a client
+      // still sending meets a reset before it reads the 413): left as it is; the connection's lingering close
+      // (src/http/lingering-close.ts) reads and drops the rest.
       throw bodyTooLarge(maxBytes);
     }
     chunks.push(value);
@@ -54,7 +56,7 @@ export function readNodeBodyText(req: IncomingMessage, maxBytes: number): Promis
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size <= maxBytes) return void chunks.push(chunk);
-      // The answer closes the connection (Connection: close), so the rest of the body is never read.
+      // The answer closes the connection (Connection: close); its lingering close drops the rest of the body.
       done();
       req.pause();
       reject(bodyTooLarge(maxBytes));

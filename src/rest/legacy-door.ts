@@ -176,10 +176,6 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
   async function handleHttp(door: DoorRequest, route: HttpRoute, pathParams: Record<string, string>): Promise<LegacyAnswer> {
     const { request } = door;
     const fail = (failure: HttpFailure, headers: Record<string, string> = {}) => json(failure.status, route.errorBody(failure), headers);
-    const refused = await options.requireKey?.(request);
-    if (refused) return fail({ status: 401, code: 'UNAUTHENTICATED', message: refused }, { 'www-authenticate': 'Bearer' });
-    const issue = callerHeaderIssue(request);
-    if (issue) return fail({ status: 400, code: 'BAD_REQUEST', message: callerHeaderMessage(issue), fields: [issue] });
     try {
       const query: HttpInput['query'] = {};
       const searchParams = door.searchParams();
@@ -247,27 +243,38 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
   }
   const rpcUnavailable = (unavailable: ServiceUnavailableError) => json(unavailable.httpStatus, rpcError(null, unavailableRpc(unavailable)), { 'retry-after': String(unavailable.retryAfterSeconds) });
 
-  function serveRpcPath(door: DoorRequest, rpcRoute: RpcRoute | null): Promise<LegacyAnswer> {
+  /**
+   * With AUTH=on a call without a valid key is 401 before anything else about it is looked at (its method, body type,
+   * body size or parameters): docs/security.md. Then `serve`. An outage met on the way is a 503 in the path's envelope.
+   */
+  function keyFirst(door: DoorRequest, refusals: Refusals, serve: () => Promise<LegacyAnswer>): Promise<LegacyAnswer> {
     return answerOrUnavailable(async () => {
       const refused = await options.requireKey?.(door.request);
-      if (refused) {
-        return json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message: refused, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' });
-      }
+      if (refused) return refusals.unauthenticated(refused);
+      // After the key (401 first): a repeated X-IdpScopes would widen the caller's view (src/http/caller-headers.ts).
       const issue = callerHeaderIssue(door.request);
-      if (issue) return json(400, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: callerHeaderMessage(issue), data: { code: 'BAD_REQUEST', fields: [issue] } }));
-      return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
-    }, rpcUnavailable);
+      if (issue) return refusals.badRequest(callerHeaderMessage(issue), [issue]);
+      return serve();
+    }, refusals.unavailable);
   }
-
-  function serveHttpPath(door: DoorRequest, route: HttpRoute, params: Record<string, string>): Promise<LegacyAnswer> {
-    return answerOrUnavailable(
-      () => serveHttp(door, route, params),
-      (unavailable) =>
-        json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
-          'retry-after': String(unavailable.retryAfterSeconds),
-        }),
-    );
+  interface Refusals {
+    unauthenticated(message: string): LegacyAnswer;
+    badRequest(message: string, fields: FieldIssue[]): LegacyAnswer;
+    unavailable(error: ServiceUnavailableError): LegacyAnswer;
   }
+  const rpcRefusals: Refusals = {
+    unauthenticated: (message) => json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' }),
+    badRequest: (message, fields) => json(400, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message, data: { code: 'BAD_REQUEST', fields } })),
+    unavailable: rpcUnavailable,
+  };
+  const httpRefusals = (route: HttpRoute): Refusals => ({
+    unauthenticated: (message) => json(401, route.errorBody({ status: 401, code: 'UNAUTHENTICATED', message }), { 'www-authenticate': 'Bearer' }),
+    badRequest: (message, fields) => json(400, route.errorBody({ status: 400, code: 'BAD_REQUEST', message, fields })),
+    unavailable: (unavailable) =>
+      json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
+        'retry-after': String(unavailable.retryAfterSeconds),
+      }),
+  });
 
   return {
     internalError(path) {
@@ -289,13 +296,15 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       }
       const rpcRoute = byPath.get(path);
       if (rpcRoute || path === '/rpc') {
-        if (door.method !== 'POST') {
-          return json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' });
-        }
-        if (!isJsonContentType(request.headers.get('content-type'))) {
-          return json(415, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
-        }
-        return serveRpcPath(door, rpcRoute ?? null);
+        return keyFirst(door, rpcRefusals, async () => {
+          if (door.method !== 'POST') {
+            return json(405, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: `${path} accepts POST only` }), { allow: 'POST' });
+          }
+          if (!isJsonContentType(request.headers.get('content-type'))) {
+            return json(415, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
+          }
+          return rpcRoute ? handleDocumentedPath(door, rpcRoute) : handleRpc(door);
+        });
       }
       let methodMismatch: HttpRoute | undefined;
       for (const { route, match } of httpMatchers) {
@@ -305,14 +314,19 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
           methodMismatch ??= route;
           continue;
         }
-        if (writesBody(door.method, request.headers) && !isJsonContentType(request.headers.get('content-type'))) {
-          return json(415, route.errorBody({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
-        }
-        return serveHttpPath(door, route, params);
+        return keyFirst(door, httpRefusals(route), async () => {
+          if (writesBody(door.method, request.headers) && !isJsonContentType(request.headers.get('content-type'))) {
+            return json(415, route.errorBody({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: UNSUPPORTED_MEDIA_TYPE }), { accept: 'application/json' });
+          }
+          return serveHttp(door, route, params);
+        });
       }
       if (methodMismatch) {
-        const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
-        return json(405, methodMismatch.errorBody({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${path} accepts ${allowed.join(', ')}` }), { allow: allowed.join(', ') });
+        const mismatch = methodMismatch;
+        return keyFirst(door, httpRefusals(mismatch), async () => {
+          const allowed = httpMatchers.filter((m) => m.match(path)).map((m) => m.route.method);
+          return json(405, mismatch.errorBody({ status: 405, code: 'METHOD_NOT_ALLOWED', message: `${path} accepts ${allowed.join(', ')}` }), { allow: allowed.join(', ') });
+        });
       }
       return undefined;
     },

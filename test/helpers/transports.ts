@@ -120,3 +120,104 @@ export function rawRequest(
       }),
   );
 }
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits what a server wrote into HTTP/1.1 answers (Content-Length, chunked, or no body); the rest is left over. */
+export function parseAnswers(bytes: Buffer): { answers: RawAnswer[]; rest: Buffer } {
+  const answers: RawAnswer[] = [];
+  let at = 0;
+  for (;;) {
+    const end = bytes.indexOf('\r\n\r\n', at);
+    if (end === -1) break;
+    const [statusLine, ...lines] = bytes.subarray(at, end).toString('latin1').split('\r\n');
+    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1] ?? 0);
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    let bodyStart = end + 4;
+    let body: Buffer;
+    if (headers['content-length'] !== undefined) {
+      const length = Number(headers['content-length']);
+      if (bytes.length < bodyStart + length) break;
+      body = bytes.subarray(bodyStart, bodyStart + length);
+      at = bodyStart + length;
+    } else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
+      const parts: Buffer[] = [];
+      let complete = false;
+      for (;;) {
+        const lineEnd = bytes.indexOf('\r\n', bodyStart);
+        if (lineEnd === -1) break;
+        const size = parseInt(bytes.subarray(bodyStart, lineEnd).toString('latin1'), 16);
+        if (bytes.length < lineEnd + 2 + size + 2) break;
+        parts.push(bytes.subarray(lineEnd + 2, lineEnd + 2 + size));
+        bodyStart = lineEnd + 2 + size + 2;
+        if (size === 0) {
+          complete = true;
+          break;
+        }
+      }
+      if (!complete) break;
+      body = Buffer.concat(parts);
+      at = bodyStart;
+    } else {
+      body = Buffer.alloc(0);
+      at = bodyStart;
+    }
+    answers.push({ status, headers, body: body.toString('utf8') });
+  }
+  return { answers, rest: bytes.subarray(at) };
+}
+
+/**
+ * Writes `data` as given on one new connection (pipelined requests, a bad Host, an absolute-form target) and reads
+ * answers until `answers` of them have come (with `untilClosed`, until the server closes), or `timeoutMs` pass.
+ */
+export function rawExchange(
+  url: string,
+  data: string | Buffer | (string | Buffer)[],
+  options: { answers?: number; timeoutMs?: number; untilClosed?: boolean } = {},
+): Promise<{ answers: RawAnswer[]; closed: boolean; raw: string; ms: number }> {
+  return import('node:net').then(
+    (net) =>
+      new Promise((resolve) => {
+        const { hostname, port } = new URL(url);
+        const started = performance.now();
+        const socket = net.connect(Number(port), hostname);
+        const chunks: Buffer[] = [];
+        let closed = false;
+        const finish = () => {
+          clearTimeout(timer);
+          const all = Buffer.concat(chunks);
+          resolve({ answers: parseAnswers(all).answers, closed, raw: all.toString('latin1'), ms: performance.now() - started });
+          socket.destroy();
+        };
+        const timer = setTimeout(finish, options.timeoutMs ?? 5000);
+        socket.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          if (!options.untilClosed && parseAnswers(Buffer.concat(chunks)).answers.length >= (options.answers ?? 1)) finish();
+        });
+        socket.on('end', () => {
+          closed = true;
+          finish();
+        });
+        socket.on('error', () => {
+          closed = true;
+          finish();
+        });
+        for (const part of Array.isArray(data) ? data : [data]) socket.write(part);
+      }),
+  );
+}
+
+/** A request's bytes, as a client would write them (Content-Length from the body). */
+export function httpRequestText(method: string, target: string, headers: Record<string, string>, body?: string): string {
+  const all = { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) };
+  return `${method} ${target} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body ?? ''}`;
+}

@@ -100,8 +100,13 @@ export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { 
  */
 export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & {
   callerOf(request: Request): Promise<CallerContext>;
-  /** Whether the request may run operations at all: AUTH=off, or a valid key (else onParams answers 401). */
+  /** Whether the request may run operations at all: AUTH=off, or a valid key (else keyFirst answers 401). */
   admits(request: Request): Promise<boolean>;
+  /**
+   * With AUTH=on, the GraphQL endpoint's 401 before anything else reads the request (its body size, its type, the
+   * CSRF rule, its document): placed right after the browser rules. Over SSE, in a 200 stream.
+   */
+  keyFirst(endpoint: string): Plugin;
   guard: OperationGuard;
 } {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
@@ -124,6 +129,44 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
   return {
     callerOf,
     admits,
+    keyFirst: (endpoint) => ({
+      async onRequest({ request, url, endResponse, fetchAPI }) {
+        if (options.auth === 'off' || url.pathname !== endpoint || request.method === 'OPTIONS') return;
+        let caller: CallerContext;
+        try {
+          caller = await callerOf(request);
+        } catch {
+          return; // an outage: answered (503) where the operation's context is built, as before
+        }
+        if (caller.principal) return;
+        options.metrics?.rejected.inc({ reason: 'unauthenticated' });
+        const body = JSON.stringify({ errors: [{ message: unauthenticatedMessage(caller.presentedKey), extensions: { code: 'UNAUTHENTICATED' } }] });
+        // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
+        if (!carriesHttpStatus(request)) {
+          endResponse(
+            new fetchAPI.Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
+              status: 200,
+              headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-encoding': 'none' },
+            }),
+          );
+          return;
+        }
+        // The first of the two JSON types the client accepts, as Yoga chooses.
+        const accept = request.headers.get('accept') ?? '';
+        const graphqlResponse = accept.indexOf('application/graphql-response+json');
+        const plainJson = accept.indexOf('application/json');
+        endResponse(
+          new fetchAPI.Response(body, {
+            status: 401,
+            headers: {
+              'content-type':
+                graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
+              'www-authenticate': 'Bearer',
+            },
+          }),
+        );
+      },
+    }),
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
       const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
