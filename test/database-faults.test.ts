@@ -1,12 +1,8 @@
 import pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { ADMIN_URL, freshDatabase, type FreshDatabase } from './helpers/databases.js';
-import { gql, NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { ADMIN_URL } from './helpers/databases.js';
+import { gql, NO_WORKERS, rpc, startProxiedGateway, startTestGateway, type ProxiedGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/sink.js';
-import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
 
 // Faults a PostgreSQL restart does not cover, on a real server: a frozen database (every process stopped: nothing
 // fails, nothing answers), a read-only database (as after a failover to a replica), a table locked past the statement
@@ -46,53 +42,40 @@ function expectUnavailable(answer: { status: number; body: { error?: { code: num
 
 describe('database faults (PostgreSQL)', () => {
   describe('frozen database', () => {
-    let db: FreshDatabase & { url: string };
-    let proxy: TcpProxy;
-    let gateway: Gateway;
+    let t: ProxiedGateway;
     beforeAll(async () => {
-      db = await freshDatabase('postgres');
-      const direct = new URL(db.url);
-      proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
-      const relayed = new URL(db.url);
-      relayed.port = String(proxy.port);
-      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', DATABASE_URL: relayed.toString(), REQUEST_DEADLINE_MS: '1500', ...NO_WORKERS });
-      gateway = await startGateway(config, { log: pino({ level: 'silent' }) });
-      expect((await rpc(gateway.url, 'createQueue', { name: 'frozen' })).status).toBe(200);
+      t = await startProxiedGateway({ REQUEST_DEADLINE_MS: '1500', ...NO_WORKERS });
+      expect((await rpc(t.url, 'createQueue', { name: 'frozen' })).status).toBe(200);
     }, 60_000);
-    afterAll(async () => {
-      proxy?.thaw();
-      await gateway?.close();
-      await proxy?.close();
-      await db?.drop();
-    });
+    afterAll(() => t?.close());
 
     it('reads and writes of every kind answer 503 with Retry-After by the request deadline, on both doors; all works once it thaws', async () => {
-      proxy.freeze();
+      t.proxy.freeze();
       try {
         const started = Date.now();
         const task = { queueName: 'frozen', name: 't1', target: { url: 'http://127.0.0.1:9/' } };
         const answers = await Promise.all([
-          rpc(gateway.url, 'getQueue', { name: 'frozen' }),
-          rpc(gateway.url, 'createQueue', { name: 'while-frozen-1' }),
-          rpc(gateway.url, 'createQueue', { name: 'while-frozen-2' }),
-          rpc(gateway.url, 'createQueue', { name: 'while-frozen-3' }),
-          rpc(gateway.url, 'createTask', task),
+          rpc(t.url, 'getQueue', { name: 'frozen' }),
+          rpc(t.url, 'createQueue', { name: 'while-frozen-1' }),
+          rpc(t.url, 'createQueue', { name: 'while-frozen-2' }),
+          rpc(t.url, 'createQueue', { name: 'while-frozen-3' }),
+          rpc(t.url, 'createTask', task),
         ]);
-        const graphql = await gql(gateway.url, 'mutation { createQueue(input: { name: "while-frozen-graphql" }) { name } }');
+        const graphql = await gql(t.url, 'mutation { createQueue(input: { name: "while-frozen-graphql" }) { name } }');
         const elapsed = Date.now() - started;
         for (const answer of answers) expectUnavailable(answer);
         expect(graphql.status).toBe(503);
         expect(graphql.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
         expect(elapsed).toBeLessThan(6000);
-        const ready = await readiness(gateway.url);
+        const ready = await readiness(t.url);
         expect(ready.status).toBe(503);
         expect(ready.ms).toBeLessThan(3500);
       } finally {
-        proxy.thaw();
+        t.proxy.thaw();
       }
-      await eventually(async () => (await rpc(gateway.url, 'createQueue', { name: 'after-thaw' })).status === 200, 15_000, 200);
-      expect((await rpc(gateway.url, 'getQueue', { name: 'frozen' })).status).toBe(200);
-      await eventually(async () => (await readiness(gateway.url)).status === 200, 10_000);
+      await eventually(async () => (await rpc(t.url, 'createQueue', { name: 'after-thaw' })).status === 200, 15_000, 200);
+      expect((await rpc(t.url, 'getQueue', { name: 'frozen' })).status).toBe(200);
+      await eventually(async () => (await readiness(t.url)).status === 200, 10_000);
     });
   });
 

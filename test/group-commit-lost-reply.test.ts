@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
-import { gql, NO_WORKERS, post, rpc } from './helpers/gateway.js';
-import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
+import type { Gateway } from '../src/app.js';
+import { gql, NO_WORKERS, post, rpc, startProxiedGateway, type ProxiedGateway } from './helpers/gateway.js';
+import type { TcpProxy } from './helpers/tcp-proxy.js';
 
 // A shared group-commit statement whose reply is lost after it committed (the connection cut as the server's
 // ReadyForQuery passes the relay): its outcome is unknown to the gateway, so every request in it is answered
@@ -15,27 +12,17 @@ import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('group commit whose reply is lost after commit (PostgreSQL)', () => {
-  let db: FreshDatabase & { url: string };
+  let t: ProxiedGateway;
   let proxy: TcpProxy;
   let gateway: Gateway;
   let url: string;
 
   beforeAll(async () => {
-    db = await freshDatabase('postgres');
-    const direct = new URL(db.url);
-    proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
-    const relayed = new URL(db.url);
-    relayed.port = String(proxy.port);
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', DATABASE_URL: relayed.toString(), ...NO_WORKERS });
-    gateway = await startGateway(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
-    url = gateway.url;
+    t = await startProxiedGateway({ ...NO_WORKERS });
+    ({ proxy, gateway, url } = t);
   }, 60_000);
 
-  afterAll(async () => {
-    await gateway?.close();
-    await proxy?.close();
-    await db?.drop();
-  });
+  afterAll(() => t?.close());
 
   /**
    * Holds the statement `first` goes in, sends the others meanwhile (so they share the next statement), arms the cut

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-sse';
-import { loadConfig } from '../src/config.js';
-import { startGateway, type Gateway } from '../src/app.js';
+import type { Gateway } from '../src/app.js';
 import { createApiKey } from '../src/access/api-keys.js';
-import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
-import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js';
+import { startProxiedGateway, type ProxiedGateway } from './helpers/gateway.js';
+import type { TcpProxy } from './helpers/tcp-proxy.js';
 import { rawRequest } from './helpers/transports.js';
 
 // A database outage met before any operation runs (the key lookup, with AUTH=on and no key cache) answers the same on
@@ -17,39 +15,19 @@ import { rawRequest } from './helpers/transports.js';
 const UNKNOWN_KEY = `gw_0123456789ab_${'A'.repeat(43)}`;
 
 describe('a database outage at the key lookup (PostgreSQL, AUTH=on)', () => {
-  let db: FreshDatabase & { url: string };
+  let t: ProxiedGateway;
   let proxy: TcpProxy;
   let gateway: Gateway;
   let key: string;
   let scraper: string;
 
   beforeAll(async () => {
-    db = await freshDatabase('postgres');
-    const direct = new URL(db.url);
-    proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
-    const relayed = new URL(db.url);
-    relayed.port = String(proxy.port);
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      AUTH: 'on',
-      AUTH_CACHE_MS: '0',
-      DATABASE_URL: relayed.toString(),
-      DATABASE_CONNECT_TIMEOUT_MS: '1000',
-      SCHEDULER: 'off',
-      TASK_DISPATCHER: 'off',
-      DELIVERY_WORKER: 'off',
-    });
-    gateway = await startGateway(config, { log: pino({ level: 'silent' }) });
+    t = await startProxiedGateway({ AUTH: 'on', AUTH_CACHE_MS: '0', DATABASE_CONNECT_TIMEOUT_MS: '1000', SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' });
+    ({ proxy, gateway } = t);
     ({ key } = await createApiKey(gateway.services.db, { name: 'reader', scopes: ['queues:read'] }));
     ({ key: scraper } = await createApiKey(gateway.services.db, { name: 'scraper', scopes: ['metrics:read'] }));
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await proxy?.close();
-    await db?.drop();
-  });
+  afterAll(() => t?.close());
 
   /** Nothing of the driver, the database's address or a stack reaches the client. */
   const expectNothingInternal = (body: string) => {

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type Gateway } from '../../src/app.js';
 import { freshDatabase, type DatabaseKind, type FreshDatabase } from './databases.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -77,3 +78,31 @@ export async function checkSignStatus(url: string, cmsBase64: string): Promise<s
 
 /** Environment of a gateway that runs no background worker (tests of the request path only). */
 export const NO_WORKERS = { SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' } as const;
+
+/** A test gateway that reaches a fresh PostgreSQL database through a TCP relay the test can cut, hold or freeze. */
+export interface ProxiedGateway extends TestGateway {
+  proxy: TcpProxy;
+}
+
+/** Like startTestGateway('postgres'), with the database behind `proxy` (test/helpers/tcp-proxy.ts). */
+export async function startProxiedGateway(env: Record<string, string> = {}): Promise<ProxiedGateway> {
+  const db = await freshDatabase('postgres');
+  const direct = new URL(db.url!);
+  const proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
+  const relayed = new URL(db.url!);
+  relayed.port = String(proxy.port);
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...env, DATABASE_URL: relayed.toString() });
+  const gateway = await startGateway(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  return {
+    gateway,
+    url: gateway.url,
+    db,
+    proxy,
+    async close() {
+      proxy.thaw();
+      await gateway.close();
+      await proxy.close();
+      await db.drop();
+    },
+  };
+}
