@@ -54,7 +54,7 @@ import { browserRefusal } from './http/browser-policy.js';
 import { listen } from './http/listen.js';
 import { frontDoor } from './http/front-door.js';
 import { takesUpgrade } from './http/request-target.js';
-import { answerClientError } from './http/client-error.js';
+import { answerClientError, refuseConnect } from './http/client-error.js';
 import { ReasonPhraseResponse } from './http/reason-phrase.js';
 import { useNotFound } from './graphql/plugins/use-not-found.js';
 import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
@@ -276,15 +276,18 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4))),
       // Only a WebSocket upgrade of /graphql is taken; any other (h2c from `curl --http2`) is served over HTTP/1.1.
       shouldUpgradeCallback: (req) => takesUpgrade(req, '/graphql'),
+      // A missing Host is the front door's 400 (JSON, request id), not node:http's empty one.
+      requireHostHeader: false,
     },
     frontDoor({
       browserPolicy,
       Request: yoga.fetchAPI.Request,
-      edges: [requestIds, metricsPlugin],
+      edges: [requestIds, metricsPlugin, cachePolicy],
       serve: legacyOverNode ? (req, res) => legacyOverNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
     }),
   );
   server.on('clientError', answerClientError(log));
+  server.on('connect', refuseConnect(log));
   try {
     await listen(server, config.PORT, config.HOST);
   } catch (error) {

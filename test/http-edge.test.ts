@@ -57,6 +57,9 @@ const TARGET_ROWS: Row[] = [
   { name: 'GET *', text: (p) => httpRequestText('GET', '*', { host: loopback(p) }), off: [400, 'BAD_REQUEST'], on: [400, 'BAD_REQUEST'] },
   { name: 'a target that is neither a path nor a URL', text: (p) => httpRequestText('GET', 'healthz', { host: loopback(p) }), off: [400, 'BAD_REQUEST'], on: [400, 'BAD_REQUEST'] },
   { name: 'a target of another scheme', text: (p) => httpRequestText('GET', 'ftp://127.0.0.1/healthz', { host: loopback(p) }), off: [400, 'BAD_REQUEST'], on: [400, 'BAD_REQUEST'] },
+  { name: 'HTTP/1.1 without Host', text: () => httpRequestText('GET', '/healthz', {}), off: [400, 'BAD_REQUEST'], on: [400, 'BAD_REQUEST'] },
+  { name: 'HTTP/1.1 without Host, a JSON-RPC path', text: () => httpRequestText('POST', '/getQueue', { ...json }, rpcBody('getQueue', { name: 'q' })), off: [400, 'BAD_REQUEST'], on: [400, 'BAD_REQUEST'] },
+  { name: 'CONNECT (a proxy tunnel)', text: (p) => httpRequestText('CONNECT', loopback(p), { host: loopback(p) }), off: [405, 'METHOD_NOT_ALLOWED'], on: [405, 'METHOD_NOT_ALLOWED'] },
 ];
 
 /** `curl --http2 http://...`: an upgrade to h2c, which the gateway does not take. */

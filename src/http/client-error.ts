@@ -33,3 +33,20 @@ export function answerClientError(log: Logger): (error: Error & { code?: string 
     setTimeout(() => socket.destroy(), 1000).unref();
   };
 }
+
+/**
+ * The server's 'connect' listener: a CONNECT (a proxy's tunnel request) is not served here. Without a listener
+ * node:http drops the connection without a word; the caller gets the same JSON envelope as any refusal.
+ */
+export function refuseConnect(log: Logger): (req: { method?: string }, socket: Socket) => void {
+  return (_req, socket) => {
+    const requestId = randomUUID();
+    log.debug({ requestId, status: 405 }, 'a CONNECT request refused');
+    const body = JSON.stringify({ errors: [{ message: 'CONNECT is not served: this is an API, not a proxy.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] });
+    socket.end(
+      `HTTP/1.1 405 ${STATUS_CODES[405]}\r\nAllow: GET, HEAD, POST, PUT, OPTIONS\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    setTimeout(() => socket.destroy(), 1000).unref();
+  };
+}

@@ -33,7 +33,7 @@ export function isValidHost(host: string): boolean {
 }
 
 /** The target of a node:http request, checked; the absolute form is answered by its path (and its authority). */
-export function requestTarget(req: Pick<IncomingMessage, 'url' | 'method' | 'headers'>): RequestTarget {
+export function requestTarget(req: Pick<IncomingMessage, 'url' | 'method' | 'headers'> & Partial<Pick<IncomingMessage, 'httpVersionMajor' | 'httpVersionMinor'>>): RequestTarget {
   const raw = req.url ?? '';
   let host = req.headers.host;
   let path = raw;
@@ -45,7 +45,11 @@ export function requestTarget(req: Pick<IncomingMessage, 'url' | 'method' | 'hea
     host = absolute[1]!;
     path = absolute[2]!.startsWith('/') ? absolute[2]! : `/${absolute[2]!}`;
   }
-  // HTTP/1.1 requires Host (node:http refuses its absence); an HTTP/1.0 request without one is served as addressed to us.
+  // RFC 9112 section 3.2: an HTTP/1.1 request without Host is answered 400 (node:http's own check, which answers with
+  // an empty body, is off); an HTTP/1.0 request without one is served as addressed to us.
+  if (host === undefined && raw.startsWith('/') && (req.httpVersionMajor ?? 1) >= 1 && (req.httpVersionMinor ?? 1) >= 1) {
+    return { form: 'invalid', reason: 'An HTTP/1.1 request must carry a Host header.', hostFault: false };
+  }
   if (host !== undefined && !isValidHost(host)) return { form: 'invalid', reason: 'The Host (the authority of the request) is not a valid host name.', hostFault: true };
   return raw === '*' ? { form: 'asterisk', host } : { form: 'origin', path, host };
 }
