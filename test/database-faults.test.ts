@@ -1,13 +1,18 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { startGateway, type Gateway } from '../src/app.js';
+import { createApiKey } from '../src/access/api-keys.js';
+import { loadConfig } from '../src/config.js';
 import { ADMIN_URL } from './helpers/databases.js';
-import { gql, NO_WORKERS, rpc, startProxiedGateway, startTestGateway, type ProxiedGateway, type TestGateway } from './helpers/gateway.js';
+import { gql, NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { eventually } from './helpers/sink.js';
 
-// Faults a PostgreSQL restart does not cover, on a real server: a frozen database (every process stopped: nothing
-// fails, nothing answers), a read-only database (as after a failover to a replica), a table locked past the statement
-// timeout, a pool whose every connection is busy. What clients get is
-// 503 with Retry-After in each door's envelope, never -32603 or a 500; what /readyz says names the fault.
+// Faults a PostgreSQL restart does not cover, on real servers: a frozen database (every process of a cluster of the
+// test's own stopped: nothing fails, nothing answers), a read-only database (as after a failover to a replica), a
+// table locked past the statement timeout, a pool whose every connection is busy. What clients get is 503 with
+// Retry-After in each door's envelope, never -32603 or a 500; what /readyz says names the fault.
 
 const dbName = (t: TestGateway) => new URL(t.db.url!).pathname.slice(1);
 
@@ -41,41 +46,52 @@ function expectUnavailable(answer: { status: number; body: { error?: { code: num
 }
 
 describe('database faults (PostgreSQL)', () => {
-  describe('frozen database', () => {
-    let t: ProxiedGateway;
+  describe('frozen database (every PostgreSQL process stopped with SIGSTOP)', () => {
+    let cluster: PgCluster;
+    let gateway: Gateway;
+    let key: string;
     beforeAll(async () => {
-      t = await startProxiedGateway({ REQUEST_DEADLINE_MS: '1500', ...NO_WORKERS });
-      expect((await rpc(t.url, 'createQueue', { name: 'frozen' })).status).toBe(200);
+      cluster = await startPgCluster();
+      const url = await cluster.createDatabase('frozen');
+      const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'on', OUTBOUND_ALLOW: '127.0.0.1', DATABASE_URL: url, REQUEST_DEADLINE_MS: '1500', ...NO_WORKERS });
+      gateway = await startGateway(config, { log: pino({ level: 'silent' }) });
+      ({ key } = await createApiKey(gateway.services.db, { name: 'writer', scopes: ['admin:all'] }));
     }, 60_000);
-    afterAll(() => t?.close());
+    afterAll(async () => {
+      cluster?.thaw();
+      await gateway?.close();
+      cluster?.destroy();
+    });
 
-    it('reads and writes of every kind answer 503 with Retry-After by the request deadline, on both doors; all works once it thaws', async () => {
-      t.proxy.freeze();
+    it('reads and writes of every kind answer 503 with Retry-After by the request deadline, on both doors; nothing acknowledged is lost', async () => {
+      const auth = { authorization: `Bearer ${key}` };
+      expect((await rpc(gateway.url, 'createQueue', { name: 'before' }, {}, auth)).status).toBe(200);
+      cluster.freeze();
       try {
         const started = Date.now();
-        const task = { queueName: 'frozen', name: 't1', target: { url: 'http://127.0.0.1:9/' } };
+        const task = { queueName: 'before', name: 't1', target: { url: 'http://127.0.0.1:9/' } };
         const answers = await Promise.all([
-          rpc(t.url, 'getQueue', { name: 'frozen' }),
-          rpc(t.url, 'createQueue', { name: 'while-frozen-1' }),
-          rpc(t.url, 'createQueue', { name: 'while-frozen-2' }),
-          rpc(t.url, 'createQueue', { name: 'while-frozen-3' }),
-          rpc(t.url, 'createTask', task),
+          rpc(gateway.url, 'getQueue', { name: 'before' }, {}, auth),
+          rpc(gateway.url, 'createQueue', { name: 'while-frozen-1' }, {}, auth),
+          rpc(gateway.url, 'createQueue', { name: 'while-frozen-2' }, {}, auth),
+          rpc(gateway.url, 'createQueue', { name: 'while-frozen-3' }, {}, auth),
+          rpc(gateway.url, 'createTask', task, {}, auth),
         ]);
-        const graphql = await gql(t.url, 'mutation { createQueue(input: { name: "while-frozen-graphql" }) { name } }');
+        const graphql = await gql(gateway.url, 'mutation { createQueue(input: { name: "while-frozen-graphql" }) { name } }', {}, auth);
         const elapsed = Date.now() - started;
         for (const answer of answers) expectUnavailable(answer);
         expect(graphql.status).toBe(503);
         expect(graphql.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
         expect(elapsed).toBeLessThan(6000);
-        const ready = await readiness(t.url);
+        const ready = await readiness(gateway.url);
         expect(ready.status).toBe(503);
         expect(ready.ms).toBeLessThan(3500);
       } finally {
-        t.proxy.thaw();
+        cluster.thaw();
       }
-      await eventually(async () => (await rpc(t.url, 'createQueue', { name: 'after-thaw' })).status === 200, 15_000, 200);
-      expect((await rpc(t.url, 'getQueue', { name: 'frozen' })).status).toBe(200);
-      await eventually(async () => (await readiness(t.url)).status === 200, 10_000);
+      await eventually(async () => (await rpc(gateway.url, 'createQueue', { name: 'after-thaw' }, {}, auth)).status === 200, 15_000, 200);
+      expect((await rpc(gateway.url, 'getQueue', { name: 'before' }, {}, auth)).status).toBe(200);
+      await eventually(async () => (await readiness(gateway.url)).status === 200, 10_000);
     });
   });
 

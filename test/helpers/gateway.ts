@@ -99,7 +99,6 @@ export async function startProxiedGateway(env: Record<string, string> = {}): Pro
     db,
     proxy,
     async close() {
-      proxy.thaw();
       await gateway.close();
       await proxy.close();
       await db.drop();

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -16,6 +16,10 @@ export interface PgCluster {
   /** pg_ctl stop: "fast" disconnects clients cleanly; "immediate" kills the server as a crash would. */
   stop(mode: 'fast' | 'immediate'): void;
   start(): void;
+  /** SIGSTOP to the postmaster and every backend: the server takes connections (the kernel does) and answers nothing. */
+  freeze(): void;
+  /** SIGCONT to the processes freeze() stopped. */
+  thaw(): void;
   createDatabase(name: string): Promise<string>;
   destroy(): void;
 }
@@ -52,11 +56,28 @@ export async function startPgCluster(): Promise<PgCluster> {
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
   start();
   const url = (database = 'postgres') => `postgresql://postgres@127.0.0.1:${port}/${database}`;
+  let frozen: number[] = [];
+  const thaw = () => {
+    for (const pid of frozen) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
+    frozen = [];
+  };
   return {
     port,
     url,
     stop: (mode) => run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']),
     start,
+    freeze() {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      frozen = [postmaster, ...childrenOf(postmaster)];
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    },
+    thaw,
     async createDatabase(name) {
       const client = new pg.Client({ connectionString: url() });
       await client.connect();
@@ -65,6 +86,7 @@ export async function startPgCluster(): Promise<PgCluster> {
       return url(name);
     },
     destroy() {
+      thaw();
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } catch {
@@ -73,4 +95,21 @@ export async function startPgCluster(): Promise<PgCluster> {
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** The pids whose parent is `parent` (from /proc: every PostgreSQL process is a child of its postmaster). */
+function childrenOf(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after its last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) children.push(Number(entry));
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return children;
 }

@@ -21,12 +21,6 @@ export interface TcpProxy {
    * connection reset. Resolves when that happened. Other connections, and new ones, work on.
    */
   cutAfterReply(match: (sent: string) => boolean): Promise<void>;
-  /**
-   * Every connection stops moving data both ways, and new ones are taken but get no answer, as with a PostgreSQL
-   * whose processes are stopped (SIGSTOP): nothing fails, nothing progresses. `thaw()` delivers what was held, in order.
-   */
-  freeze(): void;
-  thaw(): void;
 }
 
 /** ReadyForQuery ('Z', length 5): the server's last message of a query cycle, after its implicit commit. */
@@ -48,10 +42,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let cutRule: Rule | undefined;
   let server: Server;
   let port = 0;
-  let frozen: [Socket, Buffer][] | null = null;
   const send = (to: Socket, chunk: Buffer) => {
-    if (frozen) frozen.push([to, chunk]);
-    else if (!to.destroyed) to.write(chunk);
+    if (!to.destroyed) to.write(chunk);
   };
   const relay = (client: Socket) => {
     const upstream = connect(targetPort, targetHost);
@@ -127,14 +119,6 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     cutAfterReply(match) {
       return new Promise<void>((fired) => (cutRule = { match, fired }));
-    },
-    freeze() {
-      frozen ??= [];
-    },
-    thaw() {
-      const held = frozen ?? [];
-      frozen = null;
-      for (const [to, chunk] of held) send(to, chunk);
     },
   };
 }
