@@ -97,23 +97,31 @@ describe('database faults (PostgreSQL)', () => {
 
   describe('read-only database', () => {
     let t: TestGateway;
+    let auth: Record<string, string>;
     beforeAll(async () => {
-      t = await startTestGateway('postgres', { ...NO_WORKERS });
-      expect((await rpc(t.url, 'createQueue', { name: 'before' })).status).toBe(200);
+      // AUTH=on, as production runs: every keyed request used to write its rate-limit bucket, so reads failed too.
+      t = await startTestGateway('postgres', { ...NO_WORKERS, AUTH: 'on' });
+      const { key } = await createApiKey(t.gateway.services.db, { name: 'client', scopes: ['admin:all'] });
+      auth = { authorization: `Bearer ${key}` };
+      expect((await rpc(t.url, 'createQueue', { name: 'before' }, {}, auth)).status).toBe(200);
     });
     afterAll(() => t?.close());
 
-    it('writes answer 503 with Retry-After on both doors and change nothing; reads answer; /readyz names it and stays ready', async () => {
+    it('AUTH=on: writes answer 503 with Retry-After on both doors and change nothing; keyed reads answer; /readyz names it and stays ready', async () => {
       await setReadOnly(t, true);
-      await eventually(async () => (await rpc(t.url, 'getQueue', { name: 'before' })).status === 200, 10_000);
+      await eventually(async () => (await rpc(t.url, 'getQueue', { name: 'before' }, {}, auth)).status === 200, 10_000);
 
-      const res = await fetch(`${t.url}/createQueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'createQueue', params: { name: 'during' }, id: 1 }) });
+      const res = await fetch(`${t.url}/createQueue`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ jsonrpc: '2.0', method: 'createQueue', params: { name: 'during' }, id: 1 }) });
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       expectUnavailable({ status: res.status, body: await res.json() });
-      expectUnavailable(await rpc(t.url, 'changeQueueRate', { name: 'before', rate: 7 }));
-      const graphql = await gql(t.url, 'mutation { createQueue(input: { name: "during-graphql" }) { name } }');
+      expectUnavailable(await rpc(t.url, 'changeQueueRate', { name: 'before', rate: 7 }, {}, auth));
+      const graphql = await gql(t.url, 'mutation { createQueue(input: { name: "during-graphql" }) { name } }', {}, auth);
       expect(graphql.status).toBe(503);
       expect(graphql.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+
+      // Reads keep answering, one after another (the rate limit goes on per process: tested in rate-limit.test.ts).
+      for (let i = 0; i < 20; i++) expect((await rpc(t.url, 'getQueue', { name: 'before' }, {}, auth)).status).toBe(200);
+      expect((await gql(t.url, '{ queue(name: "before") { name } }', {}, auth)).data).toEqual({ queue: { name: 'before' } });
 
       // The listener, whose connection was ended too, reconnects within a second or two.
       await eventually(async () => {
@@ -122,9 +130,9 @@ describe('database faults (PostgreSQL)', () => {
       }, 10_000);
 
       await setReadOnly(t, false);
-      await eventually(async () => (await rpc(t.url, 'createQueue', { name: 'after' })).status === 200, 10_000);
-      expect((await rpc(t.url, 'getQueue', { name: 'during' })).body.error?.code).toBe(-32004);
-      expect((await rpc(t.url, 'getQueue', { name: 'before' })).body.result.rate).not.toBe(7);
+      await eventually(async () => (await rpc(t.url, 'createQueue', { name: 'after' }, {}, auth)).status === 200, 10_000);
+      expect((await rpc(t.url, 'getQueue', { name: 'during' }, {}, auth)).body.error?.code).toBe(-32004);
+      expect((await rpc(t.url, 'getQueue', { name: 'before' }, {}, auth)).body.result.rate).not.toBe(7);
       await eventually(async () => (await readiness(t.url)).body.checks.database === 'ok', 5000);
     });
   });
@@ -164,7 +172,7 @@ describe('database faults (PostgreSQL)', () => {
     });
     afterAll(() => t?.close());
 
-    it('/readyz answers within its deadline and says the pool is saturated, not that the database is unreachable', async () => {
+    it('/readyz answers within its deadline and says the pool is saturated, not that the database is unreachable; a write whose transaction cannot start is 503', async () => {
       const locker = new pg.Client({ connectionString: t.db.url });
       await locker.connect();
       await locker.query('BEGIN');
@@ -178,11 +186,18 @@ describe('database faults (PostgreSQL)', () => {
         expect(ready.body.failing).toContain('database');
         expect(ready.body.checks.database).toBe('pool-saturated');
         expect(ready.ms).toBeLessThan(3500);
+        // A write whose transaction cannot start within Prisma's wait for a connection (P2028): nothing was written,
+        // so the client is told to retry, on both doors.
+        expectUnavailable(await rpc(t.url, 'changeQueueRate', { name: 'held', rate: 9 }));
+        const graphql = await gql(t.url, 'mutation { changeQueueRate(name: "held", rate: 9) { name } }');
+        expect(graphql.status).toBe(503);
+        expect(graphql.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
       } finally {
         await locker.query('ROLLBACK');
         await locker.end();
       }
       expect((await stuck).status).toBe(200);
+      expect((await rpc(t.url, 'getQueue', { name: 'held' })).body.result.rate).not.toBe(9);
       await eventually(async () => (await readiness(t.url)).status === 200, 5000);
     });
   });
