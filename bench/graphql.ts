@@ -6,7 +6,8 @@
 // hand-written resolvers over raw pg, bare node:http + pg, and the gateway as its Dockerfile runs it (compiled,
 // NODE_ENV=production; AUTH off, no workers), loaded through both of its doors, and a second gateway with AUTH=on
 // called with an API key under a rate limit raised so that it refuses nothing (issue 26: keyed >= 0.9x AUTH=off, the
-// price of the key check and of the rate limit's bookkeeping); the peers too run with
+// price of the key check and of the rate limit's bookkeeping), and a third with tracing on, exporting every span to an
+// OTLP receiver in this process (issue 26: traced >= 0.75x untraced); the peers too run with
 // NODE_ENV=production. Four cases: read one queue by name, list a page of 50 queues with the total count, read a
 // person with their organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
 // new name per request, and the rows are counted afterwards. Then the Queue table grows to BENCH_BIG_QUEUES (60,000)
@@ -20,6 +21,8 @@
 // Prints req/s, p99 (median of the rounds), the server's and PostgreSQL's CPU per request and each target's ratio to
 // PostGraphile, as a Markdown table.
 // BENCH_CASES=read,write and BENCH_DOORS=gateway,PostGraphile keep only the cases / targets whose names start so.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import autocannon, { type RequestShape, type Result } from 'autocannon';
 import pg from 'pg';
 import { createApiKey } from '../src/access/api-keys.js';
@@ -46,10 +49,22 @@ const FIRST_ORGANIZATION = 7_000_000_000;
 type PlainDoor = 'bare node:http + pg' | 'graphql-yoga + raw pg' | 'PostGraphile 5' | 'gateway GraphQL' | 'gateway legacy';
 /** The gateway with AUTH=on, called with an API key, against the same door with AUTH=off. */
 type KeyedDoor = 'gateway GraphQL, AUTH=on + key' | 'gateway legacy, AUTH=on + key';
-type Door = PlainDoor | KeyedDoor;
+type Door = PlainDoor | KeyedDoor | TracedDoor;
 const KEYED: Record<KeyedDoor, PlainDoor> = { 'gateway GraphQL, AUTH=on + key': 'gateway GraphQL', 'gateway legacy, AUTH=on + key': 'gateway legacy' };
-const DOORS: Door[] = ['bare node:http + pg', 'graphql-yoga + raw pg', 'PostGraphile 5', 'gateway GraphQL', 'gateway legacy', ...(Object.keys(KEYED) as KeyedDoor[])];
+/** The gateway with tracing on, exporting every span to an OTLP receiver on loopback, against the same door untraced. */
+type TracedDoor = 'gateway GraphQL, tracing on' | 'gateway legacy, tracing on';
+const TRACED: Record<TracedDoor, PlainDoor> = { 'gateway GraphQL, tracing on': 'gateway GraphQL', 'gateway legacy, tracing on': 'gateway legacy' };
+const DOORS: Door[] = [
+  'bare node:http + pg',
+  'graphql-yoga + raw pg',
+  'PostGraphile 5',
+  'gateway GraphQL',
+  'gateway legacy',
+  ...(Object.keys(KEYED) as KeyedDoor[]),
+  ...(Object.keys(TRACED) as TracedDoor[]),
+];
 const isKeyed = (door: Door): door is KeyedDoor => door in KEYED;
+const isTraced = (door: Door): door is TracedDoor => door in TRACED;
 /** The API key the keyed doors send (made before the keyed gateway starts). */
 let benchKey = '';
 const BASELINE: Door = 'PostGraphile 5';
@@ -89,6 +104,7 @@ interface BenchCase {
 
 /** A door's caller (undefined when the door cannot send the case): a keyed door sends its plain door's request with the API key. */
 function callerOf(bench: BenchCase, door: Door): Caller | undefined {
+  if (isTraced(door)) return bench.callers[TRACED[door]];
   if (!isKeyed(door)) return bench.callers[door];
   const plain = bench.callers[KEYED[door]];
   if (!plain) return undefined;
@@ -258,6 +274,30 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
   }));
 }
 
+/** An OTLP/HTTP receiver on loopback that takes every export (JSON or protobuf) and counts the spans of JSON ones. */
+async function startOtlpReceiver(): Promise<{ url: string; readonly spans: number; close(): Promise<void> }> {
+  let spans = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString();
+      spans += (text.match(/"spanId"/g) ?? []).length;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get spans() {
+      return spans;
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+let receiver: Awaited<ReturnType<typeof startOtlpReceiver>> | undefined;
+
 async function main(): Promise<void> {
   const db = await freshDatabase('postgres', ADMIN_URL);
   const servers: Partial<Record<Door, Child>> = {};
@@ -288,6 +328,11 @@ async function main(): Promise<void> {
     if ((Object.keys(KEYED) as KeyedDoor[]).some(selected)) {
       const keyed = await startGateway({ DATABASE_URL: db.url, MIGRATE_ON_START: 'off', AUTH: 'on', RATE_LIMIT_PER_MINUTE: '1000000000' });
       for (const door of Object.keys(KEYED) as KeyedDoor[]) servers[door] = keyed;
+    }
+    if ((Object.keys(TRACED) as TracedDoor[]).some(selected)) {
+      receiver = await startOtlpReceiver();
+      const traced = await startGateway({ DATABASE_URL: db.url, MIGRATE_ON_START: 'off', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+      for (const door of Object.keys(TRACED) as TracedDoor[]) servers[door] = traced;
     }
 
     const rows: Row[] = [];
@@ -326,6 +371,15 @@ async function main(): Promise<void> {
       const met = viaGraphql >= base && (viaLegacy === undefined || (viaLegacy >= base && viaLegacy >= viaGraphql));
       console.log(`  ${bench.name.padEnd(48)} vs ${peer}: GraphQL ${(viaGraphql / base).toFixed(2)}x${legacy}  ${met ? 'met' : 'NOT met'}`);
     }
+    console.log('goal: the gateway with tracing on (exporting to a loopback OTLP receiver) >= 0.75x the same door untraced');
+    for (const bench of CASES) {
+      for (const door of Object.keys(TRACED) as TracedDoor[]) {
+        const traced = rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
+        const plain = rows.find((r) => r.bench === bench.name && r.door === TRACED[door])?.requestsPerSecond;
+        if (traced === undefined || plain === undefined) continue;
+        console.log(`  ${bench.name.padEnd(40)} ${door.padEnd(32)} ${(traced / plain).toFixed(2)}x untraced  ${traced >= 0.75 * plain ? 'met' : 'NOT met'}  (${receiver?.spans ?? 0} spans received in all)`);
+      }
+    }
     console.log('goal: the gateway with AUTH=on, an API key and the rate limit >= 0.9x the same door with AUTH=off');
     for (const bench of CASES) {
       for (const door of Object.keys(KEYED) as KeyedDoor[]) {
@@ -336,6 +390,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await receiver?.close();
     const started = new Set(Object.values(servers));
     await Promise.all([...started].map((server) => server.stop()));
     await db.drop();

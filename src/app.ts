@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { DocumentNode, GraphQLError } from 'graphql';
-import type { GraphQLRunner } from './rest/execute.js';
+import type { GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { databaseOptions, openDatabase, type Database } from './db/client.js';
@@ -77,7 +76,7 @@ export interface Gateway {
 
 /**
  * `tracing`: started by `serve` when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/telemetry/); absent, nothing is traced.
- * `legacyThroughYoga`: every legacy call through Yoga's plugins, as with tracing on (tests compare the two ways in).
+ * `legacyThroughYoga`: every legacy call through Yoga's plugins (tests compare the two ways in).
  */
 export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing; legacyThroughYoga?: boolean } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
@@ -200,20 +199,15 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
       accessControl.keyFirst('/graphql'),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      // With tracing on, every GraphQL request goes through envelop, whose OpenTelemetry plugin records the spans.
-      ...(options.tracing
-        ? []
-        : [
-            useDirectGraphQL({
-              endpoint: '/graphql',
-              runner: () => runDirectly,
-              admits: accessControl.admits,
-              nestsWithinLimit: queryLimits.nestsWithinLimit,
-            }),
-          ]),
+      useDirectGraphQL({
+        endpoint: '/graphql',
+        runner: () => runDirectly,
+        admits: accessControl.admits,
+        nestsWithinLimit: queryLimits.nestsWithinLimit,
+      }),
       accessControl,
       useOperationGuards(guards),
-      ...(options.tracing ? [] : [useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS })]),
+      useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS }),
       useRequestDeadline(config.REQUEST_DEADLINE_MS),
       queryLimits,
       useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), bus, loops, draining: () => draining }) }),
@@ -223,14 +217,15 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   });
 
   // Legacy routes execute their (codegen-checked, static) documents with the caller's request, and /graphql its common
-  // requests (useDirectGraphQL): directly, with Yoga's context parts, guards, metrics and masking; through Yoga's
-  // envelop when tracing is on, so that its operation spans (an envelop plugin's) are recorded for them too.
+  // requests (useDirectGraphQL): directly, with Yoga's context parts, guards, metrics and masking. Traced or not, the
+  // same door and executor run: tracing adds the operation span as a hook (`trace`).
   const runDirectly = operationRunner({
     schema,
     contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
     guards,
     compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
     deadlineMs: config.REQUEST_DEADLINE_MS,
+    ...(options.tracing && { trace: options.tracing.traceOperation }),
     observe: metricsPlugin.observeOperation,
     mask: (error) => {
       const masked = maskError(error, 'Unexpected error.');
@@ -238,24 +233,12 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       return masked as GraphQLError;
     },
   });
-  const validated = new WeakSet<DocumentNode>();
-  const runEnveloped: GraphQLRunner = async (request, document, query, variables) => {
-    const { schema, execute, validate, contextFactory } = yoga.getEnveloped({ request, params: { query, variables } });
-    if (!validated.has(document)) {
-      const errors = validate(schema, document);
-      if (errors.length) return { errors };
-      validated.add(document);
-    }
-    const result = await execute({ schema, document, variableValues: variables, contextValue: await contextFactory() });
-    if (Symbol.asyncIterator in result) throw new Error('a legacy route ran a subscription');
-    return result;
-  };
-  const runOperation = options.tracing ? runEnveloped : runDirectly.runRoute;
+  const runOperation = runDirectly.runRoute;
 
-  // Plain legacy calls skip Yoga's fetch adapter (src/http/legacy-node-door.ts); with tracing on, every request goes
-  // through Yoga, whose plugins and the HTTP instrumentation record its spans.
+  // Plain legacy calls skip Yoga's fetch adapter (src/http/legacy-node-door.ts), traced or not: the HTTP
+  // instrumentation's server span wraps node:http's request handler, and the route and operation spans are hooks.
   const legacyOverNode =
-    options.tracing || options.legacyThroughYoga
+    options.legacyThroughYoga
       ? undefined
       : legacyNodeDoor({
           door: legacy,

@@ -70,7 +70,7 @@ const dirs: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
 /** A gateway with tracing on: requests of every kind, then SIGTERM; returns what the receiver got and the task's target. */
-async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink }> {
+async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink; logLines: Record<string, unknown>[] }> {
   const [receiver, sink, db] = await Promise.all([startReceiver(), startSink(), freshDatabase('pglite')]);
   cleanups.push(() => receiver.close(), () => sink.close(), () => db.drop());
   // A batch delay longer than the test: every span below reaches the receiver through the flush at shutdown.
@@ -79,6 +79,8 @@ async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink }> {
     const url = await gateway.url;
     const created = await rpc(url, 'createQueue', { name: 'traced', rate: 10 }, {}, { 'x-request-id': REQUEST_ID });
     expect(created.body.result?.name, JSON.stringify(created.body)).toBe('traced');
+    // The common /graphql POST, run by the gateway's own runner (compiled after its first runs), traced by a hook.
+    for (let i = 0; i < 3; i++) expect((await gql(url, 'query ListQueues { queues(first: 5) { totalCount } }', {}, { 'x-request-id': `trace-test-graphql-${i}` })).data).toEqual({ queues: { totalCount: 1 } });
     // A batch on /rpc: each call its own route span, with its JSON-RPC id.
     const batch = await fetch(`${url}/rpc`, {
       method: 'POST',
@@ -104,7 +106,7 @@ async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink }> {
     await gateway.stop();
   }
   expect(gateway.proc.exitCode).toBe(0);
-  return { spans: receiver.spans, sink };
+  return { spans: receiver.spans, sink, logLines: gateway.logLines };
 }
 
 /**
@@ -201,6 +203,20 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     // Every span of the request, the SQL and Prisma's own included, carries the id.
     for (const s of inTrace) expect(s.attributes['gateway.request_id'], s.name).toBe(REQUEST_ID);
     expect(inTrace.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('answers a traced legacy call on the node:http door, as untraced (tracing swaps no door)', () => {
+    const access = traced.logLines.find((l) => l.requestId === REQUEST_ID && l.msg === 'request');
+    expect(access, JSON.stringify(traced.logLines.filter((l) => l.msg === 'request').slice(0, 3))).toMatchObject({ via: 'node:http', status: 200 });
+  });
+
+  it('traces /graphql operations on the same runner and executor as untraced: server span -> operation span -> SQL, compiled runs too', () => {
+    for (let i = 0; i < 3; i++) {
+      const operation = spans.find((s) => s.name === 'query.ListQueues' && s.attributes['gateway.request_id'] === `trace-test-graphql-${i}`)!;
+      expect(operation, spans.map((s) => s.name).join(', ')).toMatchObject({ scope: 'graphql', attributes: { 'graphql.execute.operationName': 'ListQueues' } });
+      expect(byId(operation.parentSpanId)).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /graphql' });
+      expect(spans.filter((s) => s.name === 'prisma:client:db_query' && ancestors(s).includes(operation)).length).toBeGreaterThan(0);
+    }
   });
 
   it('gives each call of a /rpc batch its own route span under the one request', () => {

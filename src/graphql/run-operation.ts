@@ -4,6 +4,7 @@ import { executeCompiled } from './plugins/use-compiled-execution.js';
 import { resultWithinDeadline } from './plugins/use-request-deadline.js';
 import type { GraphQLRunner } from '../rest/execute.js';
 import { firstRefusal, type OperationGuard } from './plugins/operation-guards.js';
+import { selectedOperation } from './plugins/operation.js';
 
 // The legacy paths' operations run here, not through Yoga's envelop: their documents are the gateway's own (parsed
 // once, validated once, no subscriptions), so what envelop adds per call (a plugin orchestra, context merging, result
@@ -23,6 +24,22 @@ export interface OperationParts {
   compileAfter: number;
   /** REQUEST_DEADLINE_MS: past it an operation answers SERVICE_UNAVAILABLE (0: no deadline). */
   deadlineMs: number;
+  /** With tracing on, the operation's span around its execution (src/telemetry/tracing.ts); the same executor runs either way. */
+  trace?: OperationTracer;
+}
+
+/** What an operation span needs to know of the operation it wraps. */
+export interface TracedOperation {
+  type: string;
+  name: string;
+  requestId: string | undefined;
+}
+export type OperationTracer = (operation: TracedOperation, run: () => Promise<ExecutionResult>) => Promise<ExecutionResult>;
+
+function tracedOperation(document: DocumentNode, operationName: string | undefined, contextValue: Record<string, unknown>): TracedOperation {
+  const operation = selectedOperation(document, operationName);
+  const requestId = contextValue.requestId;
+  return { type: operation?.operation ?? 'query', name: operation?.name?.value ?? 'anonymous', requestId: typeof requestId === 'string' ? requestId : undefined };
 }
 
 /**
@@ -71,7 +88,10 @@ export function operationRunner(parts: OperationParts): OperationRunner {
         const contextValue = await parts.contextOf(request, { query, variables, ...(operationName !== undefined && { operationName }) });
         const args = { schema, document, variableValues: variables, contextValue, ...(operationName !== undefined && { operationName }) };
         done = parts.observe(args);
-        return (await firstRefusal(guards, args)) ?? (await executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter }));
+        const refused = await firstRefusal(guards, args);
+        if (refused) return refused;
+        const execute = async () => executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter });
+        return parts.trace ? parts.trace(tracedOperation(document, operationName, contextValue), execute) : execute();
       });
       done?.(result);
       return result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result;

@@ -11,6 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../graphql/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../rest/legacy-door.js';
+import type { OperationTracer } from '../graphql/run-operation.js';
 import { RPC_ERROR, type RpcResponse } from '../rest/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 
@@ -34,6 +35,8 @@ export interface Tracing {
   readonly plugins: Plugin[];
   /** The span of one legacy call (src/rest/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
+  /** The span of an operation the gateway's own runner executes (legacy calls, the common /graphql POST). */
+  readonly traceOperation: OperationTracer;
   /** Exports the spans still buffered and stops; the last step of the gateway's shutdown. */
   shutdown(): Promise<void>;
 }
@@ -157,6 +160,8 @@ export function startTracing(log: Logger): Tracing {
       useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL) as unknown as Plugin,
     ],
     traceLegacyCall: legacyCallTracer(tracer),
+    // Named and scoped as the envelop plugin names the spans of what Yoga executes, so a trace reads the same either way.
+    traceOperation: operationTracer(trace.getTracer('graphql')),
     shutdown: () => sdk.shutdown(),
   };
 }
@@ -176,6 +181,31 @@ function useRequestIdInTrace(): Plugin {
   return {
     onExecute: ({ args }) => tag(args.contextValue),
     onSubscribe: ({ args }) => tag(args.contextValue),
+  };
+}
+
+/** An operation span (`mutation.CreateQueue`), active while it runs so that Prisma's SQL spans are its children. */
+function operationTracer(tracer: Tracer): OperationTracer {
+  return (operation, run) => {
+    let parent = context.active();
+    if (operation.requestId) parent = parent.setValue(REQUEST_ID, operation.requestId);
+    const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
+    return tracer.startActiveSpan(`${operation.type}.${operation.name}`, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+      try {
+        const result = await run();
+        if (result.errors?.length) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
+        }
+        return result;
+      } catch (error) {
+        span.recordException(error as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   };
 }
 

@@ -14,6 +14,8 @@ export interface GatewayProcess {
   url: Promise<string>;
   /** The gateway's own pid (tsx runs it in a child of `proc`), known once `url` resolved; SIGKILL goes there. */
   gatewayPid?: number;
+  /** Every JSON log line it wrote to stdout so far. */
+  logLines: Record<string, unknown>[];
   /** SIGTERM, then up to 10 s for it to exit. */
   stop(): Promise<void>;
 }
@@ -31,6 +33,7 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
+        child.logLines.push(entry);
         if (entry.msg?.startsWith('gateway listening') && entry.url) {
           clearTimeout(timer);
           child.gatewayPid = entry.pid;
@@ -49,6 +52,7 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
   const child: GatewayProcess = {
     proc,
     url,
+    logLines: [],
     async stop() {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
