@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { startGateway, type Gateway } from '../src/app.js';
 import { migratedPgliteTemplate } from './helpers/pglite-template.js';
 import { gql, rpc, NO_WORKERS } from './helpers/gateway.js';
+import { isWriteStatement } from '../src/db/disk-guard.js';
 import { startGatewayProcess } from './helpers/process.js';
 
 // The embedded database on a disk that fills up: a size-limited tmpfs as DATA_DIR's disk, a filler file as "something
@@ -291,6 +292,33 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
     }
   });
 
+  it('a main thread blocked for good on a nearly full disk is ended by the watchdog (SIGKILL, one line); with space it is left alone', async () => {
+    const run = (dir: string) => {
+      const proc = spawn(join(ROOT, 'node_modules/node/bin/node'), ['--import', 'tsx', 'test/helpers/stall-child.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const ended = new Promise<string>((resolveEnd) => proc.once('exit', (code, signal) => resolveEnd(String(signal ?? code))));
+      const blocking = new Promise<void>((resolveBlocking) => proc.stdout.on('data', () => out.includes('blocking') && resolveBlocking()));
+      return { proc, ended, blocking, out: () => out };
+    };
+    const full = mountTmpfs(8);
+    fill(full, 0);
+    const spinning = run(full);
+    await within(20_000, 'the child to block', spinning.blocking);
+    const blockedAt = performance.now();
+    expect(await within(6000, 'the watchdog', spinning.ended)).toBe('SIGKILL');
+    expect(performance.now() - blockedAt).toBeGreaterThan(500); // a stall of 1 s from the last heartbeat (every 250 ms)
+    expect(JSON.parse(spinning.out().split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ level: 60, msg: expect.stringMatching(/stopped answering: .* MiB free on the disk of DATA_DIR .* Free space on that disk and start the gateway again/) });
+
+    const roomy = mountTmpfs(64);
+    const blocked = run(roomy);
+    await within(20_000, 'the child to block', blocked.blocking);
+    const outcome = await Promise.race([blocked.ended, new Promise<string>((r) => setTimeout(() => r('still running'), 2500))]);
+    blocked.proc.kill('SIGKILL');
+    await blocked.ended;
+    expect(outcome).toBe('still running');
+  });
+
   it('a first start on a disk too small says why and what to do, leaves nothing half-made, and starts once there is room', async () => {
     const mount = mountTmpfs(8);
     const dataDir = join(mount, 'data');
@@ -314,6 +342,15 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
       await gateway.close();
     }
     expect(readdirSync(dataDir)).toEqual(['pg']);
+  });
+});
+
+describe('which statements the disk guard refuses on a nearly full disk', () => {
+  it('refuses what stores (data changes, DDL, maintenance, a WITH holding a change) and lets reads and transaction control pass', () => {
+    const writes = ['INSERT INTO "Queue" VALUES (1)', '  update t set v = 1', '/* c */ DELETE FROM t', '-- c\nMERGE INTO t USING s ON true WHEN MATCHED THEN DELETE', 'CREATE TABLE t (id int)', 'ALTER TABLE t ADD c int', 'DROP TABLE t', 'TRUNCATE t', 'VACUUM', 'COPY t FROM STDIN', 'WITH c AS (UPDATE t SET v = 1 RETURNING id) SELECT * FROM c'];
+    const reads = ['SELECT 1', ' select * from "Queue" where name = $1', 'WITH c AS (SELECT 1) SELECT * FROM c', 'BEGIN', 'COMMIT', 'ROLLBACK', 'SET LOCAL statement_timeout = 5', 'SHOW server_version', 'LISTEN x', 'SELECT "updatedAt" FROM t'];
+    expect(writes.filter((sql) => !isWriteStatement(sql))).toEqual([]);
+    expect(reads.filter((sql) => isWriteStatement(sql))).toEqual([]);
   });
 });
 

@@ -13,6 +13,7 @@ import { DEFAULT_PREPARED_STATEMENTS, preparedStatementNames } from './prepared-
 import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
 import { StartupError } from './startup.js';
+import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
 import type { Logger } from '../log.js';
 
 export type Prisma = PrismaClient;
@@ -53,6 +54,10 @@ export interface DatabaseOptions {
 
 /** What a freshly created embedded database takes (~39 MiB measured: 22 MiB of catalog, a 16 MiB WAL segment), rounded up. */
 const FIRST_START_BYTES = 48 * 1024 * 1024;
+/** A main thread blocked this long while the disk is nearly full is PGlite spinning on it: the process is ended. */
+const STALL_EXIT_MS = 10_000;
+/** "Nearly full" for that: below the floor, and in any case below a WAL segment (16 MiB) and a little. */
+const STALL_LOW_BYTES = 17 * 1024 * 1024;
 
 /** The database options a configuration names. */
 export function databaseOptions(config: Config): DatabaseOptions {
@@ -136,6 +141,7 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
   const releaseLock = inMemory ? () => undefined : lockDataDir(dir);
   let pglite: PGlite;
   let guard: DiskGuard | undefined;
+  let watchdog: StallWatchdog | undefined;
   try {
     if (!inMemory) await createIfAbsent(dir, minFreeBytes);
     if (!inMemory) refuseWhenLow(dir, minFreeBytes, 'start');
@@ -143,7 +149,10 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
     await pglite.waitReady.catch((error: unknown) => {
       throw new StartupError(`the embedded database in DATA_DIR (${dir}) failed to start: ${describePgliteError(error)}${spaceNote(dir)}`);
     });
-    if (!inMemory) guard = createDiskGuard(dir, minFreeBytes, log);
+    if (!inMemory) {
+      guard = createDiskGuard(dir, minFreeBytes, log);
+      watchdog = startStallWatchdog({ dir, stallMs: STALL_EXIT_MS, lowBytes: Math.max(minFreeBytes, STALL_LOW_BYTES) });
+    }
   } catch (error) {
     releaseLock();
     throw error;
@@ -164,6 +173,7 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
     },
     async close() {
       guard?.stop();
+      watchdog?.stop();
       await prisma.$disconnect();
       // A database that met the full disk is left as a crash leaves it (its next statement would never return); the
       // next start recovers it from its write-ahead log.
