@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
@@ -331,9 +331,14 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
     // With the floor off, the database tries and meets the full disk: one sentence, and nothing is left behind.
     const failed = await start(dataDir, { EMBEDDED_MIN_FREE_BYTES: '0' }).then(() => 'started', (error: Error) => error.message);
     expect(failed).toMatch(/^the embedded database could not be created in DATA_DIR \(.*\/data\): .*\(the disk of DATA_DIR has .* free\); nothing was left behind/);
+    expect(failed).toMatch(/no space left on device \(ENOSPC\)/);
     expect(failed).not.toContain('[object Object]');
     expect(readdirSync(dataDir)).toEqual([]);
 
+    // What a failed first start of an earlier build left (no PG_VERSION: it never started) is made again.
+    mkdirSync(join(dataDir, 'pg', 'global'), { recursive: true });
+    mkdirSync(join(dataDir, 'pg', 'pg_wal'));
+    writeFileSync(join(dataDir, 'pg', 'global', 'pg_control'), 'half');
     execFileSync('mount', ['-o', 'remount,size=128m', mount]);
     const gateway = await start(dataDir);
     try {

@@ -143,7 +143,7 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
   let guard: DiskGuard | undefined;
   let watchdog: StallWatchdog | undefined;
   try {
-    if (!inMemory) await createIfAbsent(dir, minFreeBytes);
+    if (!inMemory) await createIfAbsent(dir, minFreeBytes, log);
     if (!inMemory) refuseWhenLow(dir, minFreeBytes, 'start');
     pglite = new PGlite(inMemory ? dataDir : join(dir, 'pg'));
     await pglite.waitReady.catch((error: unknown) => {
@@ -191,9 +191,15 @@ const BUILDING_PREFIX = 'pg.building-';
  * start that fails (a disk too small, a kill) leaves no `pg` directory that would never start; what a failed one
  * left aside is removed by the next start.
  */
-async function createIfAbsent(dir: string, minFreeBytes: number): Promise<void> {
+async function createIfAbsent(dir: string, minFreeBytes: number, log: Logger | undefined): Promise<void> {
   const target = join(dir, 'pg');
   for (const name of readdirSync(dir)) if (name.startsWith(BUILDING_PREFIX)) rmSync(join(dir, name), { recursive: true, force: true });
+  if (existsSync(target) && !existsSync(join(target, 'PG_VERSION'))) {
+    // Left by a first start of an earlier build that failed half-way (it never started again: "PGlite failed to
+    // initialize properly"). PostgreSQL refuses a directory without PG_VERSION, so it never held a write.
+    log?.warn({ dataDir: dir }, `DATA_DIR/pg (${target}) is an incomplete database left by a failed first start (no PG_VERSION): removed, creating it again`);
+    rmSync(target, { recursive: true, force: true });
+  }
   if (existsSync(target)) return;
   refuseWhenLow(dir, minFreeBytes > 0 ? minFreeBytes + FIRST_START_BYTES : 0, 'create');
   const building = join(dir, `${BUILDING_PREFIX}${process.pid}-${randomBytes(3).toString('hex')}`);
@@ -223,6 +229,17 @@ function refuseWhenLow(dir: string, needBytes: number, what: 'create' | 'start')
   );
 }
 
+/** Emscripten's errno numbers (not Linux's) for what a disk can do to a start-up. */
+const EMSCRIPTEN_ERRNO: Record<number, string> = {
+  2: 'permission denied (EACCES)',
+  19: 'disk quota exceeded (EDQUOT)',
+  29: 'input/output error (EIO)',
+  44: 'no such file or directory (ENOENT)',
+  51: 'no space left on device (ENOSPC)',
+  63: 'operation not permitted (EPERM)',
+  69: 'read-only file system (EROFS)',
+};
+
 /** PGlite rejects with what Emscripten threw: an Error, an ErrnoError ({ errno, code }), a plain object or a string. */
 function describePgliteError(error: unknown): string {
   if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
@@ -230,7 +247,7 @@ function describePgliteError(error: unknown): string {
   const { code, errno, message } = (error ?? {}) as { code?: unknown; errno?: unknown; message?: unknown };
   if (typeof message === 'string' && message) return message;
   if (typeof code === 'string') return `file system error ${code}`;
-  if (typeof errno === 'number') return `file system error ${errno}`;
+  if (typeof errno === 'number') return EMSCRIPTEN_ERRNO[errno] ?? `file system error ${errno} (Emscripten's numbering)`;
   try {
     return JSON.stringify(error) ?? String(error);
   } catch {
