@@ -80,7 +80,7 @@ export interface Gateway {
  */
 export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing; legacyThroughYoga?: boolean } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
-  const database = await openDatabase(databaseOptions(config));
+  const database = await openDatabase({ ...databaseOptions(config), log });
   let draining = false;
   try {
     const migrations = await prepareDatabase(database, { databaseUrl: config.DATABASE_URL, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, migrateOnStart: config.MIGRATE_ON_START }, log);
@@ -107,7 +107,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     await database.close();
     throw error;
   }
-  const metrics = createMetrics(database.prisma, log);
+  const metrics = createMetrics(database.prisma, log, database.disk);
   const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
   const services: AppServices = {
     db: database.prisma,
@@ -210,7 +210,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS }),
       useRequestDeadline(config.REQUEST_DEADLINE_MS),
       queryLimits,
-      useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), bus, loops, draining: () => draining }) }),
+      useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), ...(database.disk && { disk: database.disk }), bus, loops, draining: () => draining }) }),
       useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],

@@ -3,6 +3,7 @@ import { toFieldIssues } from './validation.js';
 import { parseOrigins } from './http/browser-policy.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
 import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
+import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -13,6 +14,8 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL').optional(),
   DATA_DIR: z.string().min(1).default('.data'),
+  /** Embedded only: free bytes on DATA_DIR's disk below which writes are refused (503) and start-up declines; 0 = no floor. */
+  EMBEDDED_MIN_FREE_BYTES: int(DEFAULT_EMBEDDED_MIN_FREE_BYTES, 0),
   /** PostgreSQL only: connections in this process's pool (the LISTEN connection comes on top). */
   DATABASE_POOL_MAX: int(10, 1, 1000),
   /** PostgreSQL only: how long opening a connection may take before the attempt fails (a fault, retried). */

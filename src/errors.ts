@@ -73,3 +73,16 @@ export class ServiceUnavailableError extends AppError {
     super(message, { retryAfterSeconds });
   }
 }
+
+/** Seconds a client is told to wait when the embedded database's disk is nearly full: space comes back by an operator's hand. */
+export const DISK_FULL_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * The embedded database's disk is nearly full: writes are refused until space is freed, reads are served. A 503 like
+ * any outage (same code, envelope and Retry-After on every door), with its own message (docs/decisions.md).
+ */
+export class DiskFullError extends ServiceUnavailableError {
+  constructor() {
+    super('The service cannot store anything now: the disk of its database is nearly full. Reads are served; retry the write later.', DISK_FULL_RETRY_AFTER_SECONDS);
+  }
+}

@@ -1,5 +1,6 @@
-import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -10,6 +11,10 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import type { Config } from '../config.js';
 import { DEFAULT_PREPARED_STATEMENTS, preparedStatementNames } from './prepared-statements.js';
 import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
+import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
+import { StartupError } from './startup.js';
+import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
+import type { Logger } from '../log.js';
 
 export type Prisma = PrismaClient;
 export type { Listener, ListenerHandlers };
@@ -21,6 +26,8 @@ export interface Database {
   readonly adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   /** What the pool every request uses holds now; absent on the embedded database (one connection, no pool). */
   poolStats?(): { total: number; waiting: number; max: number };
+  /** The embedded database's disk: free bytes and whether writes are refused (absent on PostgreSQL). */
+  disk?: Pick<DiskGuard, 'state' | 'freeBytes' | 'minFreeBytes' | 'onFailed'>;
   /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so. */
   listen(channel: string, handlers: ListenerHandlers): Promise<Listener>;
   close(): Promise<void>;
@@ -39,7 +46,18 @@ export interface DatabaseOptions {
   backoffMaxMs?: number;
   /** PostgreSQL only: how many distinct statement texts are prepared by name on each connection (0: none). */
   preparedStatements?: number;
+  /** Embedded only: free bytes on DATA_DIR's disk below which writes are refused and start-up declines (0: no floor). */
+  minFreeBytes?: number;
+  /** Embedded only: where the disk's state changes are said. */
+  log?: Logger;
 }
+
+/** What a freshly created embedded database takes (~39 MiB measured: 22 MiB of catalog, a 16 MiB WAL segment), rounded up. */
+const FIRST_START_BYTES = 48 * 1024 * 1024;
+/** A main thread blocked this long while the disk is nearly full is PGlite spinning on it: the process is ended. */
+const STALL_EXIT_MS = 10_000;
+/** "Nearly full" for that: below the floor, and in any case below a WAL segment (16 MiB) and a little. */
+const STALL_LOW_BYTES = 17 * 1024 * 1024;
 
 /** The database options a configuration names. */
 export function databaseOptions(config: Config): DatabaseOptions {
@@ -51,6 +69,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     backoffMaxMs: config.BACKOFF_MAX_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    minFreeBytes: config.EMBEDDED_MIN_FREE_BYTES,
   };
 }
 
@@ -63,7 +82,7 @@ const LISTENER_HEARTBEAT_MS = 10_000;
 const LISTENER_RECONNECT_MAX_MS = 2000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options.dataDir, options.minFreeBytes ?? DEFAULT_EMBEDDED_MIN_FREE_BYTES, options.log);
 }
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
@@ -116,34 +135,130 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | undefined): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
-  const releaseLock = inMemory ? () => undefined : lockDataDir(resolve(dataDir));
+  const dir = resolve(dataDir);
+  const releaseLock = inMemory ? () => undefined : lockDataDir(dir);
   let pglite: PGlite;
+  let guard: DiskGuard | undefined;
+  let watchdog: StallWatchdog | undefined;
   try {
-    pglite = new PGlite(inMemory ? dataDir : resolve(dataDir, 'pg'));
-    await pglite.waitReady;
+    if (!inMemory) await createIfAbsent(dir, minFreeBytes, log);
+    if (!inMemory) refuseWhenLow(dir, minFreeBytes, 'start');
+    pglite = new PGlite(inMemory ? dataDir : join(dir, 'pg'));
+    await pglite.waitReady.catch((error: unknown) => {
+      throw new StartupError(`the embedded database in DATA_DIR (${dir}) failed to start: ${describePgliteError(error)}${spaceNote(dir)}`);
+    });
+    if (!inMemory) {
+      guard = createDiskGuard(dir, minFreeBytes, log);
+      watchdog = startStallWatchdog({ dir, stallMs: STALL_EXIT_MS, lowBytes: Math.max(minFreeBytes, STALL_LOW_BYTES) });
+    }
   } catch (error) {
     releaseLock();
     throw error;
   }
-  const adapterFactory = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
+  const plain = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
+  const adapterFactory = guard ? guardedAdapterFactory(plain, guard) : plain;
   const prisma = new PrismaClient({ adapter: adapterFactory });
   return {
     kind: 'pglite',
     prisma,
     adapterFactory,
+    ...(guard && { disk: guard }),
     async listen(channel, handlers) {
       // In-process: nothing to lose, nothing to reconnect.
       const unlisten = await pglite.listen(channel, handlers.onPayload);
-      return { connected: true, close: async () => unlisten() };
+      // Not on a database that met the full disk: its UNLISTEN would never return.
+      return { connected: true, close: async () => (guard?.state() === 'failed' ? undefined : unlisten()) };
     },
     async close() {
+      guard?.stop();
+      watchdog?.stop();
       await prisma.$disconnect();
-      await pglite.close();
+      // A database that met the full disk is left as a crash leaves it (its next statement would never return); the
+      // next start recovers it from its write-ahead log.
+      if (guard?.state() !== 'failed') await pglite.close();
       releaseLock();
     },
   };
+}
+
+/** Where a first start builds the database before it is renamed to `pg`: beside it, on the same disk. */
+const BUILDING_PREFIX = 'pg.building-';
+
+/**
+ * A first start creates the database aside and renames it into place only once PGlite opened it whole, so that a
+ * start that fails (a disk too small, a kill) leaves no `pg` directory that would never start; what a failed one
+ * left aside is removed by the next start.
+ */
+async function createIfAbsent(dir: string, minFreeBytes: number, log: Logger | undefined): Promise<void> {
+  const target = join(dir, 'pg');
+  for (const name of readdirSync(dir)) if (name.startsWith(BUILDING_PREFIX)) rmSync(join(dir, name), { recursive: true, force: true });
+  if (existsSync(target) && !existsSync(join(target, 'PG_VERSION'))) {
+    // Left by a first start of an earlier build that failed half-way (it never started again: "PGlite failed to
+    // initialize properly"). PostgreSQL refuses a directory without PG_VERSION, so it never held a write.
+    log?.warn({ dataDir: dir }, `DATA_DIR/pg (${target}) is an incomplete database left by a failed first start (no PG_VERSION): removed, creating it again`);
+    rmSync(target, { recursive: true, force: true });
+  }
+  if (existsSync(target)) return;
+  refuseWhenLow(dir, minFreeBytes > 0 ? minFreeBytes + FIRST_START_BYTES : 0, 'create');
+  const building = join(dir, `${BUILDING_PREFIX}${process.pid}-${randomBytes(3).toString('hex')}`);
+  try {
+    const pglite = new PGlite(building);
+    try {
+      await pglite.waitReady;
+    } finally {
+      await pglite.close().catch(() => undefined);
+    }
+    renameSync(building, target);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    throw new StartupError(
+      `the embedded database could not be created in DATA_DIR (${dir}): ${describePgliteError(error)}${spaceNote(dir)}; nothing was left behind: start again once that is fixed`,
+    );
+  }
+}
+
+/** Declines to create or open the database on a disk with less than `needBytes` free: it would fail half-way. */
+function refuseWhenLow(dir: string, needBytes: number, what: 'create' | 'start'): void {
+  const free = freeBytesOf(dir);
+  if (needBytes <= 0 || free === undefined || free >= needBytes) return;
+  const doing = what === 'create' ? 'be created (a first start needs ~40 MiB, plus EMBEDDED_MIN_FREE_BYTES to write)' : 'start';
+  throw new StartupError(
+    `the embedded database in DATA_DIR (${dir}) cannot ${doing}: its disk has ${formatBytes(free)} free and needs ${formatBytes(needBytes)}. Free space on that disk or set DATA_DIR to a larger one, then start again; nothing was changed`,
+  );
+}
+
+/** Emscripten's errno numbers (not Linux's) for what a disk can do to a start-up. */
+const EMSCRIPTEN_ERRNO: Record<number, string> = {
+  2: 'permission denied (EACCES)',
+  19: 'disk quota exceeded (EDQUOT)',
+  29: 'input/output error (EIO)',
+  44: 'no such file or directory (ENOENT)',
+  51: 'no space left on device (ENOSPC)',
+  63: 'operation not permitted (EPERM)',
+  69: 'read-only file system (EROFS)',
+};
+
+/** PGlite rejects with what Emscripten threw: an Error, an ErrnoError ({ errno, code }), a plain object or a string. */
+function describePgliteError(error: unknown): string {
+  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
+  if (typeof error === 'string') return error;
+  const { code, errno, message } = (error ?? {}) as { code?: unknown; errno?: unknown; message?: unknown };
+  if (typeof message === 'string' && message) return message;
+  if (typeof code === 'string') return `file system error ${code}`;
+  if (typeof errno === 'number') return EMSCRIPTEN_ERRNO[errno] ?? `file system error ${errno} (Emscripten's numbering)`;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** What is free on the disk, said when a start failed: the first thing to look at. */
+function spaceNote(dir: string): string {
+  const free = freeBytesOf(dir);
+  return free === undefined ? '' : ` (the disk of DATA_DIR has ${formatBytes(free)} free)`;
 }
 
 /** PGlite is one connection inside one process: a second process on the same directory would corrupt it. */

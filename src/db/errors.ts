@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors.js';
+import { ConflictError, DiskFullError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors.js';
 
 // Prisma's and the PostgreSQL driver's errors are translated here and nowhere else.
 
@@ -37,9 +37,10 @@ const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionCl
  * SQLSTATEs of a server going away or not taking work: class 08 (connection exception), 57P01-57P03 (admin
  * shutdown, crash shutdown, cannot connect now), 53300 (too many connections), 57014 (statement timeout), 25006 (a
  * read-only transaction: a replica, or default_transaction_read_only after a failover), 55P03 (lock not available),
- * 40001 and 40P01 (serialization failure, deadlock: to be retried), 42P01 (no such table: migrations pending).
+ * 40001 and 40P01 (serialization failure, deadlock: to be retried), 42P01 (no such table: migrations pending), 53100
+ * (disk full; the embedded database's disk guard says so too, src/db/disk-guard.ts).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|57014|25006|55P03|40001|40P01|42P01)$/;
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|53100|57014|25006|55P03|40001|40P01|42P01)$/;
 /** Node socket errors and the pg driver's own messages for a lost or unobtainable connection. */
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Can't reach database server/i;
@@ -62,10 +63,23 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** True when `error` is (or wraps) the database's disk_full, SQLSTATE 53100. */
+function isDiskFull(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    const { code, meta } = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown; originalCode?: unknown } } } };
+    const cause = meta?.driverAdapterError?.cause;
+    if ([code, cause?.code, cause?.originalCode].includes('53100')) return true;
+  }
+  return false;
+}
+
 /** The client-facing error for an outage (no host, port or driver text), or undefined when `error` is something else. */
 export function unavailableError(error: unknown): ServiceUnavailableError | undefined {
   if (error instanceof ServiceUnavailableError) return error;
-  return isDatabaseUnavailable(error) ? new ServiceUnavailableError() : undefined;
+  if (!isDatabaseUnavailable(error)) return undefined;
+  return isDiskFull(error) ? new DiskFullError() : new ServiceUnavailableError();
 }
 
 /** SQLSTATEs of a value the database cannot store: bad text or escape (22021, 22P05), bad or out-of-range date-time (22007, 22008), number out of range (22003). */

@@ -1,5 +1,5 @@
-import { ServiceUnavailableError } from '../errors.js';
-import { isDatabaseUnavailable } from './errors.js';
+import { DiskFullError, ServiceUnavailableError } from '../errors.js';
+import { isDatabaseUnavailable, unavailableError } from './errors.js';
 import { DEADLINE_PASSED_UNWRITTEN, deadlineLeft } from '../runtime/request-deadline.js';
 
 /**
@@ -125,7 +125,10 @@ export class GroupCommit<I, O> {
 
 /** A statement's error as its items are told it: a lost connection says the outcome is unknown. */
 function asAnswered(error: unknown): unknown {
-  return isDatabaseUnavailable(error) ? new ServiceUnavailableError(OUTCOME_UNKNOWN) : error;
+  // A full disk refused the statement: nothing was written, and the answer says so.
+  const unavailable = unavailableError(error);
+  if (unavailable instanceof DiskFullError) return unavailable;
+  return unavailable ? new ServiceUnavailableError(OUTCOME_UNKNOWN) : error;
 }
 
 /** One GroupCommit per database client (a statement never mixes clients). */

@@ -25,10 +25,24 @@ export interface GatewayMetrics {
   readonly deliveries: Counter<'channel' | 'outcome'>;
 }
 
-export function createMetrics(db: PrismaClient, log: Logger): GatewayMetrics {
+export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
   const registers = [registry];
+  if (disk) {
+    // The embedded database's disk, read by the guard (src/db/disk-guard.ts) at most a second ago: alert well above the floor.
+    new Gauge({
+      name: 'gateway_embedded_disk_free_bytes',
+      help: 'Free bytes on the disk of DATA_DIR (the embedded database); writes are refused below gateway_embedded_disk_min_free_bytes.',
+      registers,
+      collect() {
+        const free = disk.freeBytes();
+        if (free === undefined) this.reset();
+        else this.set(free);
+      },
+    });
+    new Gauge({ name: 'gateway_embedded_disk_min_free_bytes', help: 'EMBEDDED_MIN_FREE_BYTES: the floor of free bytes below which writes are refused.', registers }).set(disk.minFreeBytes);
+  }
   let taskQueryBroken = false;
   new Gauge({
     name: 'gateway_queues',

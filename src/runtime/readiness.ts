@@ -23,12 +23,19 @@ export interface PoolStats {
 
 export interface Readiness {
   ok: boolean;
-  /** Names of the failing checks: database, migrations, listener, worker:<loop>, draining. */
+  /** Names of the failing checks: database, migrations, listener, disk, worker:<loop>, draining. */
   failing: string[];
   checks: Record<string, unknown>;
 }
 
-export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStats; bus: { readonly connected: boolean }; loops: LoopRegistry; draining: () => boolean }) {
+/** The embedded database's disk (src/db/disk-guard.ts). */
+export interface DiskStatus {
+  state(): 'ok' | 'low' | 'failed';
+  freeBytes(): number | undefined;
+  readonly minFreeBytes: number;
+}
+
+export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStats; disk?: DiskStatus; bus: { readonly connected: boolean }; loops: LoopRegistry; draining: () => boolean }) {
   return async function readiness(): Promise<Readiness> {
     const started = Date.now();
     const answer = await pingDatabase(parts.db, PROBE_TIMEOUT_MS);
@@ -54,17 +61,21 @@ export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStat
     if (answer === 'ok' && backingOff.length) parts.loops.pollAll();
     const listenerOk = parts.bus.connected;
     const draining = parts.draining();
+    const diskLow = parts.disk?.state() === 'low';
     const failing = [
       ...(answered ? [] : ['database']),
       ...(answered && migrations !== 'ok' ? ['migrations'] : []),
       ...(listenerOk ? [] : ['listener']),
+      ...(parts.disk?.state() === 'failed' ? ['disk'] : []),
       // A read-only database is named but does not fail readiness, nor do the workers it holds back: reads are served,
       // and every process shares the one database, so taking them all out of the load balancer would refuse the
-      // reads too (docs/operations.md).
-      ...(answer === 'read-only' ? [] : backingOff),
+      // reads too (docs/operations.md). A nearly full disk of the embedded database is the same: writes are refused,
+      // reads served.
+      ...(answer === 'read-only' || diskLow ? [] : backingOff),
       ...(draining ? ['draining'] : []),
     ];
-    const checks = { database, migrations, listener: listenerOk ? 'ok' : 'disconnected', workers, draining };
+    const disk = parts.disk && { state: parts.disk.state(), freeBytes: parts.disk.freeBytes() ?? null, minFreeBytes: parts.disk.minFreeBytes };
+    const checks = { database, migrations, listener: listenerOk ? 'ok' : 'disconnected', ...(disk && { disk }), workers, draining };
     return { ok: failing.length === 0, failing, checks };
   };
 }
