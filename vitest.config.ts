@@ -10,10 +10,14 @@ const require = createRequire(import.meta.url);
  * and runs two at a time. A new file that measures time or touches shared state belongs here.
  */
 /**
- * Files with an npm script of their own, left out of `npm test` to keep it under five minutes: the container replay
- * (two npm installs and a build, ~1.5 min) runs as `npm run test:container`, which .ci/run calls before `npm test`.
+ * Files with an npm script of their own, left out of `npm test` to keep it under five minutes; .ci/run calls each
+ * script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
+ * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
+ * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`.
  */
-const OWN_SCRIPT = process.env.TEST_CONTAINER === '1' ? [] : ['test/container.test.ts'];
+const CONTAINER = ['test/container.test.ts'];
+const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
+const OWN_SCRIPT = [...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER), ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS)];
 
 const ALONE = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool
@@ -46,7 +50,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'side-by-side', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...ALONE, ...OWN_SCRIPT], maxWorkers: 2 } },
       // One worker and the default group order: vitest runs these after the others, one file at a time.
-      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1 } },
+      { extends: true, test: { name: 'alone', include: ALONE, exclude: [...configDefaults.exclude, ...OWN_SCRIPT], maxWorkers: 1 } },
     ],
   },
 });
