@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { context, createContextKey, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -184,27 +184,33 @@ function useRequestIdInTrace(): Plugin {
   };
 }
 
+/** `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed. */
+function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void): Promise<T> {
+  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+    try {
+      const outcome = await run();
+      describe(span, outcome);
+      return outcome;
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 /** An operation span (`mutation.CreateQueue`), active while it runs so that Prisma's SQL spans are its children. */
 function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
     let parent = context.active();
     if (operation.requestId) parent = parent.setValue(REQUEST_ID, operation.requestId);
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    return tracer.startActiveSpan(`${operation.type}.${operation.name}`, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
-      try {
-        const result = await run();
-        if (result.errors?.length) {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
-        }
-        return result;
-      } catch (error) {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-      }
+    return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, (span, result) => {
+      if (!result.errors?.length) return;
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
     });
   };
 }
@@ -226,19 +232,7 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
       server?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
       parent = parent.setValue(REQUEST_ID, requestId);
     }
-    return tracer.startActiveSpan(`${call.method} ${call.route}`, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
-      try {
-        const outcome = await run();
-        describeOutcome(span, outcome);
-        return outcome;
-      } catch (error) {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    return inSpan(tracer, `${call.method} ${call.route}`, attributes, parent, run, describeOutcome);
   };
 }
 
