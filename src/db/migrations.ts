@@ -20,8 +20,13 @@ export function readSchemaFiles(dir = SCHEMA_DIR): SchemaContainer[] {
     .map((f) => ({ path: join(dir, f), content: readFileSync(join(dir, f), 'utf8') }));
 }
 
+/** Names of the migrations in `dir`, in order (their folders), without reading their SQL. */
+export function migrationNames(dir = MIGRATIONS_DIR): string[] {
+  return existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+}
+
 export function readMigrations(dir = MIGRATIONS_DIR): MigrationList {
-  const names = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const names = migrationNames(dir);
   const lockPath = join(dir, 'migration_lock.toml');
   return {
     baseDir: dir,
@@ -117,7 +122,7 @@ export async function createMigration(name: string): Promise<string | null> {
 }
 
 /** Names of the local migrations that the database has not finished applying. */
-export function pendingMigrationNames(applied: Iterable<string>): string[] {
+export function pendingMigrationNames(applied: Iterable<string>, local: readonly string[] = migrationNames()): string[] {
   const done = new Set(applied);
-  return readMigrations().migrationDirectories.map((d) => d.path).filter((n) => !done.has(n));
+  return local.filter((n) => !done.has(n));
 }

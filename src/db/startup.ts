@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import type { Database } from './client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { applyMigrations, pendingMigrationNames, readMigrations } from './migrations.js';
+import { applyMigrations, migrationNames, pendingMigrationNames } from './migrations.js';
 import { appliedMigrations } from './sql/appliedMigrations.js';
 
 // What a process checks of its database before it serves: that it answers (one line naming the fault and the variable
@@ -57,9 +57,11 @@ export async function migrationState(db: PrismaClient): Promise<MigrationState> 
     if (isMissingTable(error)) return [];
     throw error;
   });
-  const local = new Set(readMigrations().migrationDirectories.map((d) => d.path));
-  return { applied, pending: pendingMigrationNames(applied), unknown: applied.filter((name) => !local.has(name)) };
+  // Asked on every /readyz: the build's migrations are listed once (they do not change while it runs), not read again.
+  const local = (buildMigrations ??= migrationNames());
+  return { applied, pending: pendingMigrationNames(applied, local), unknown: applied.filter((name) => !local.includes(name)) };
 }
+let buildMigrations: string[] | undefined;
 
 function isMissingTable(error: unknown): boolean {
   const { code, meta } = (error ?? {}) as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown } } } };
