@@ -76,9 +76,10 @@ export interface Gateway {
 
 /**
  * `tracing`: started by `serve` when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/telemetry/); absent, nothing is traced.
- * `legacyThroughYoga`: every legacy call through Yoga's plugins (tests compare the two ways in).
+ * `edge`: 'yoga' sends every HTTP request through Yoga's edge (tests compare the edges; 'node', the default, answers
+ * JSON POSTs on node:http).
  */
-export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing; legacyThroughYoga?: boolean } = {}): Promise<Gateway> {
+export async function startGateway(config: Config, options: { log?: Logger; tracing?: Tracing; edge?: 'node' | 'yoga' } = {}): Promise<Gateway> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
   const database = await openDatabase({ ...databaseOptions(config), log });
   let draining = false;
@@ -199,12 +200,12 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
       accessControl.keyFirst('/graphql'),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      useDirectGraphQL({
+      ...(options.edge === 'yoga' ? [] : [useDirectGraphQL({
         endpoint: '/graphql',
         runner: () => runDirectly,
         admits: accessControl.admits,
         nestsWithinLimit: queryLimits.nestsWithinLimit,
-      }),
+      })]),
       accessControl,
       useOperationGuards(guards),
       useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS }),
@@ -238,7 +239,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   // Plain legacy calls skip Yoga's fetch adapter (src/http/legacy-node-door.ts), traced or not: the HTTP
   // instrumentation's server span wraps node:http's request handler, and the route and operation spans are hooks.
   const legacyOverNode =
-    options.legacyThroughYoga
+    options.edge === 'yoga'
       ? undefined
       : legacyNodeDoor({
           door: legacy,

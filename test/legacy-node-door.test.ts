@@ -119,7 +119,7 @@ describe('legacy calls on node:http and through Yoga', () => {
     // The node door's access lines, read from its real log (the Yoga door's are not kept).
     const log = pino({ level: 'info' }, { write: (line: string) => void accessLines.push(JSON.parse(line) as Record<string, unknown>) });
     viaNode = await startGateway(config, { log });
-    viaYoga = await startGateway({ ...config, MIGRATE_ON_START: false }, { log: pino({ level: 'silent' }), legacyThroughYoga: true });
+    viaYoga = await startGateway({ ...config, MIGRATE_ON_START: false }, { log: pino({ level: 'silent' }), edge: 'yoga' });
   });
   afterAll(async () => {
     await viaNode?.close();
