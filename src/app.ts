@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphQLError } from 'graphql';
+import { createYoga, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { databaseOptions, openDatabase, type Database } from './db/client.js';
@@ -14,7 +14,6 @@ import type { AppServices } from './services.js';
 import { useHealth } from './graphql/plugins/use-health.js';
 import { useLegacyRoutes } from './graphql/plugins/use-legacy-routes.js';
 import { legacyDoor } from './rest/legacy-door.js';
-import { legacyNodeDoor } from './http/legacy-node-door.js';
 import { allRpcRoutes } from './rest/routes.js';
 import { allHttpRoutes } from './rest/http-routes.js';
 import { createLogger, type Logger } from './log.js';
@@ -33,18 +32,20 @@ import { createLoopRegistry } from './runtime/supervised-loop.js';
 import { faultBackoff } from './runtime/backoff.js';
 import { untilDeadline } from './runtime/deadline.js';
 import { createReadiness } from './runtime/readiness.js';
-import { keyRequirement, useAccessControl } from './graphql/plugins/use-access-control.js';
 import { rateLimitGuard } from './graphql/plugins/rate-limit-guard.js';
-import { useQueryLimits } from './graphql/plugins/use-query-limits.js';
+import { queryLimitsGuard } from './graphql/plugins/use-query-limits.js';
+import { accessControl as createAccessControl, keyRequirement } from './graphql/plugins/use-access-control.js';
+import { carriesHttpStatus } from './graphql/plugins/operation.js';
+import { originalRequest } from './graphql/plugins/remade-request.js';
+import { createDocuments } from './pipeline/documents.js';
+import { createPipeline, type OperationRequest } from './pipeline/pipeline.js';
+import { nodeEdge } from './edge/node.js';
+import { usePipeline } from './edge/use-pipeline.js';
+import { useKeyFirst } from './edge/use-key-first.js';
 import { useBodyLimit } from './graphql/plugins/use-body-limit.js';
 import { useRequestId } from './graphql/plugins/use-request-id.js';
 import { useMetrics } from './graphql/plugins/use-metrics.js';
 import { storableInputGuard } from './graphql/plugins/storable-input-guard.js';
-import { useOperationGuards } from './graphql/plugins/operation-guards.js';
-import { operationRunner } from './graphql/run-operation.js';
-import { useCompiledExecution } from './graphql/plugins/use-compiled-execution.js';
-import { useRequestDeadline } from './graphql/plugins/use-request-deadline.js';
-import { useDirectGraphQL } from './graphql/plugins/use-direct-graphql.js';
 import { compilePath } from './rest/http-route.js';
 import { startWsServer } from './graphql/ws-server.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
@@ -138,8 +139,8 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const requestIds = useRequestId(log);
   const cachePolicy = useCachePolicy({ corsOrigins: config.CORS_ORIGINS });
   const metricsPlugin = useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel });
-  const accessControl = useAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
-  const queryLimits = useQueryLimits(
+  const accessControl = createAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
+  const queryLimits = queryLimitsGuard(
     {
       maxDepth: config.GRAPHQL_MAX_DEPTH,
       maxAliases: config.GRAPHQL_MAX_ALIASES,
@@ -151,15 +152,46 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     metrics,
   );
   // Every operation passes these, in this order, on every door.
-  const guards = [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits.guard];
+  const guards = [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits];
   const schema = buildSchema();
+  // The one pipeline every door runs its operations on (src/pipeline/): the edges only read and answer.
+  const pipeline = createPipeline({
+    schema,
+    auth: config.AUTH,
+    documents: createDocuments({ schema, maxDepth: config.GRAPHQL_MAX_DEPTH, metrics }),
+    services: services as unknown as Record<string, unknown>,
+    guards,
+    observe: metricsPlugin.observeOperation,
+    subscribed: metricsPlugin.observeSubscription,
+    metrics,
+    compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
+    deadlineMs: config.REQUEST_DEADLINE_MS,
+    trace: options.tracing?.traceOperation,
+    mask: (error) => {
+      const masked = maskError(error, 'Unexpected error.');
+      if (masked !== error) yoga.logger.error(error);
+      return masked as GraphQLError;
+    },
+  });
+  // An HTTP request's side of its operations (request id, caller), made once per request.
+  const operations = new WeakMap<Request, OperationRequest>();
+  const operationRequest = (given: Request): OperationRequest => {
+    const request = originalRequest(given);
+    let made = operations.get(request);
+    if (!made) {
+      const { requestId, log: requestLog } = requestIds.contextOf(request);
+      made = { request: given, method: request.method, httpStatus: carriesHttpStatus(request), requestId, log: requestLog, caller: () => accessControl.callerOf(request) };
+      operations.set(request, made);
+    }
+    return made;
+  };
   const legacy = legacyDoor({
     rpcRoutes,
     httpRoutes,
     env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
     maxBatchCalls: config.MAX_BATCH_CALLS,
     requireKey: keyRequirement(config.AUTH, services.keys),
-    runGraphQL: () => runOperation,
+    runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(operationRequest(request), document, query, variables),
     traceCall: options.tracing?.traceLegacyCall,
   });
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
@@ -192,62 +224,36 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       requestIds,
       useCallerHeaders(),
       cachePolicy,
-      ...(options.tracing?.plugins ?? []),
       useBrowserPolicy(browserPolicy),
       metricsPlugin,
       useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
-      accessControl.keyFirst('/graphql'),
+      useKeyFirst('/graphql', accessControl.keyFirstAnswer),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      ...(options.edge === 'yoga' ? [] : [useDirectGraphQL({
-        endpoint: '/graphql',
-        runner: () => runDirectly,
-        admits: accessControl.admits,
-        nestsWithinLimit: queryLimits.nestsWithinLimit,
-      })]),
-      accessControl,
-      useOperationGuards(guards),
-      useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS }),
-      useRequestDeadline(config.REQUEST_DEADLINE_MS),
-      queryLimits,
+      usePipeline({ pipeline, operationRequest }),
       useHealth({ ready: createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), ...(database.disk && { disk: database.disk }), bus, loops, draining: () => draining }) }),
       useLegacyRoutes({ door: legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
     ],
   });
 
-  // Legacy routes execute their (codegen-checked, static) documents with the caller's request, and /graphql its common
-  // requests (useDirectGraphQL): directly, with Yoga's context parts, guards, metrics and masking. Traced or not, the
-  // same door and executor run: tracing adds the operation span as a hook (`trace`).
-  const runDirectly = operationRunner({
-    schema,
-    contextOf: async (request, params) => ({ request, params, ...services, ...requestIds.contextOf(request), ...(await accessControl.callerOf(request)) }),
-    guards,
-    compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
-    deadlineMs: config.REQUEST_DEADLINE_MS,
-    ...(options.tracing && { trace: options.tracing.traceOperation }),
-    observe: metricsPlugin.observeOperation,
-    mask: (error) => {
-      const masked = maskError(error, 'Unexpected error.');
-      if (masked !== error) yoga.logger.error(error);
-      return masked as GraphQLError;
-    },
-  });
-  const runOperation = runDirectly.runRoute;
-
-  // Plain legacy calls skip Yoga's fetch adapter (src/http/legacy-node-door.ts), traced or not: the HTTP
-  // instrumentation's server span wraps node:http's request handler, and the route and operation spans are hooks.
-  const legacyOverNode =
+  // Plain JSON POSTs (legacy paths and /graphql) are answered on node:http (src/edge/node.ts); the rest by Yoga.
+  const overNode =
     options.edge === 'yoga'
       ? undefined
-      : legacyNodeDoor({
-          door: legacy,
+      : nodeEdge({
+          legacy,
+          pipeline,
+          graphqlEndpoint: '/graphql',
           maxBodyBytes: config.MAX_BODY_BYTES,
           browserPolicy,
           Request: yoga.fetchAPI.Request,
           edges: [requestIds, metricsPlugin, cachePolicy],
-          onError: (error) => log.error({ err: error }, 'a legacy path failed to answer'),
+          operationRequest,
+          keyFirst: (request) => accessControl.keyFirstAnswer(request, yoga.fetchAPI.Response),
+          answer: (result, mediaType) => processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType) as Response,
+          onError: (error) => log.error({ err: error }, 'an edge failed to answer'),
         });
   const server: Server = createServer(
     {
@@ -267,7 +273,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       browserPolicy,
       Request: yoga.fetchAPI.Request,
       edges: [requestIds, metricsPlugin, cachePolicy],
-      serve: legacyOverNode ? (req, res) => legacyOverNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
+      serve: overNode ? (req, res) => overNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
     }),
   );
   server.on('clientError', answerClientError(log));
@@ -283,7 +289,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   }
   // Attached only once the port is open: a WebSocketServer re-emits its HTTP server's errors, so a busy port would
   // also surface as graphql-ws's "Internal error emitted on the WebSocket server" with a stack.
-  const wsServer = startWsServer({ server, yoga, services, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
+  const wsServer = startWsServer({ server, pipeline, services, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;

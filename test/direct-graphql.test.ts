@@ -5,27 +5,25 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import type { TestGateway } from './helpers/gateway.js';
 import { freshDatabase } from './helpers/databases.js';
 import { bearer, makeKey } from './helpers/keys.js';
-import { jsonAnswerType } from '../src/graphql/plugins/use-direct-graphql.js';
+import { jsonAnswerType } from '../src/edge/answer-type.js';
 import { loadConfig } from '../src/config.js';
 import { startGateway } from '../src/app.js';
 
-// Common JSON POSTs to /graphql run on the operation runner instead of Yoga's envelop (src/graphql/plugins/
-// use-direct-graphql.ts). Each request of the table is sent twice: as it is, and with a `"yoga": null` parameter,
-// which Yoga ignores and the direct door hands on, so the second answer is Yoga's own. They must be the same, and
-// only the second may reach Yoga's envelop (counted by Yoga's own debug line for every request whose parameters it reads).
+// JSON POSTs to /graphql are answered on the node:http edge (src/edge/node.ts), everything through the one pipeline.
+// Each request of the table is sent to two gateways on one database: the default one and one whose every request
+// goes through Yoga's edge (`edge: 'yoga'`). Their answers must be the same, and the node edge must have answered
+// the first whenever the request is a JSON POST asking for JSON (its access line says `via: "node:http"`).
 
 interface Case {
   name: string;
   body: Record<string, unknown>;
   headers?: Record<string, string>;
-  /** Whether the direct door answers it (false: it goes on to Yoga even as sent). */
+  /** Whether the node edge answers it (false: Yoga's edge, for an Accept only Yoga answers). */
   direct: boolean;
-  /** Answered before either door reads the parameters (AUTH=on without a valid key: accessControl.keyFirst). */
-  beforeParams?: boolean;
 }
 
-async function answerOf(t: TestGateway, body: Record<string, unknown>, headers: Record<string, string>) {
-  const res = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+async function answerOf(url: string, body: Record<string, unknown>, headers: Record<string, string>) {
+  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
   return {
     status: res.status,
@@ -37,50 +35,41 @@ async function answerOf(t: TestGateway, body: Record<string, unknown>, headers: 
   };
 }
 
-/** A gateway whose log is read: `enveloped()` counts the requests whose parameters Yoga processed. */
-async function startObserved(env: Record<string, string>): Promise<TestGateway & { enveloped(): number }> {
-  let processed = 0;
+/** Two gateways on one database, the first observed: `overNode()` counts the requests its node:http edge answered. */
+async function startObserved(env: Record<string, string>): Promise<TestGateway & { viaYoga: string; overNode(): number; closeAll(): Promise<void> }> {
+  let overNode = 0;
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      processed += chunk.toString().split('Parsing request to extract GraphQL parameters"').length - 1;
+      overNode += chunk.toString().split('"via":"node:http"').length - 1;
       done();
     },
   });
-  const db = await freshDatabase('pglite');
+  const db = await freshDatabase('postgres');
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', AUTH: 'off', ...db.env, ...env });
-  const gateway = await startGateway(config, { log: pino({ level: 'debug' }, sink) });
-  return {
-    gateway,
-    url: gateway.url,
-    db,
-    enveloped: () => processed,
-    async close() {
-      await gateway.close();
-      await db.drop();
-    },
+  const gateway = await startGateway(config, { log: pino({ level: 'info' }, sink) });
+  const yogaGateway = await startGateway({ ...config, MIGRATE_ON_START: false }, { log: pino({ level: 'silent' }), edge: 'yoga' });
+  const closeAll = async () => {
+    await yogaGateway.close();
+    await gateway.close();
+    await db.drop();
   };
+  return { gateway, url: gateway.url, db, viaYoga: yogaGateway.url, overNode: () => overNode, close: closeAll, closeAll };
 }
 
-async function compare(t: TestGateway, enveloped: () => number, c: Case) {
-  const before = enveloped();
-  const direct = await answerOf(t, c.body, c.headers ?? {});
-  const viaDirect = enveloped() === before;
-  const yoga = await answerOf(t, { ...c.body, yoga: null }, c.headers ?? {});
-  if (c.beforeParams) expect(enveloped(), 'neither request reached the parameters').toBe(before);
-  else expect(enveloped(), 'the reference request went through Yoga').toBeGreaterThan(before);
-  if (!c.beforeParams) expect(viaDirect, 'answered by the direct door').toBe(c.direct);
+async function compare(t: Awaited<ReturnType<typeof startObserved>>, c: Case) {
+  const before = t.overNode();
+  const direct = await answerOf(t.url, c.body, c.headers ?? {});
+  expect(t.overNode() > before, 'answered by the node edge').toBe(c.direct);
+  const yoga = await answerOf(t.viaYoga, c.body, c.headers ?? {});
   expect(direct).toEqual(yoga);
   return direct;
 }
 
 describe('direct door for /graphql (AUTH=off)', () => {
-  let t: TestGateway;
-  let enveloped: () => number;
+  let t: Awaited<ReturnType<typeof startObserved>>;
   beforeAll(async () => {
-    const observed = await startObserved({ GRAPHQL_MAX_DEPTH: '4' });
-    t = observed;
-    enveloped = observed.enveloped;
-    await answerOf(t, { query: 'mutation { createQueue(input: { name: "q1", rate: 2, labels: ["a"] }) { name } }' }, {});
+    t = await startObserved({ GRAPHQL_MAX_DEPTH: '4' });
+    await answerOf(t.url, { query: 'mutation { createQueue(input: { name: "q1", rate: 2, labels: ["a"] }) { name } }' }, {});
   });
   afterAll(async () => t?.close());
 
@@ -97,26 +86,31 @@ describe('direct door for /graphql (AUTH=off)', () => {
     { name: 'a mutation that conflicts', body: { query: 'mutation { createQueue(input: { name: "q1", rate: 1 }) { name } }' }, headers: gr, direct: true },
     { name: 'over GRAPHQL_MAX_DEPTH (a guard refusal)', body: { query: '{ person(oid: "1") { organizations { organization { members { person { oid } } } } } }' }, headers: gr, direct: true },
     { name: 'extensions and null operationName', body: { query: '{ queues(first: 2) { totalCount } }', extensions: {}, operationName: null, variables: null }, direct: true },
-    { name: 'a syntax error', body: { query: '{ queue(name: "q1") { name }' }, direct: false },
-    { name: 'a validation error', body: { query: '{ queue(name: "q1") { nope } }' }, headers: gr, direct: false },
-    { name: 'an unknown operationName', body: { query: 'query A { queues(first: 1) { totalCount } }', operationName: 'B' }, direct: false },
-    { name: 'two operations, none named', body: { query: 'query A { queues(first: 1) { totalCount } } query B { queues(first: 1) { totalCount } }' }, direct: false },
-    { name: 'a subscription', body: { query: 'subscription { queueChanged(name: "q1") { name } }' }, headers: gr, direct: false },
-    { name: 'variables that are not an object', body: { query: '{ queues(first: 1) { totalCount } }', variables: [1] }, direct: false },
-    { name: 'a query that is not a string', body: { query: 5 }, direct: false },
+    { name: 'a syntax error', body: { query: '{ queue(name: "q1") { name }' }, direct: true },
+    { name: 'a validation error', body: { query: '{ queue(name: "q1") { nope } }' }, headers: gr, direct: true },
+    { name: 'an unknown operationName', body: { query: 'query A { queues(first: 1) { totalCount } }', operationName: 'B' }, direct: true },
+    { name: 'two operations, none named', body: { query: 'query A { queues(first: 1) { totalCount } } query B { queues(first: 1) { totalCount } }' }, direct: true },
+    { name: 'a subscription', body: { query: 'subscription { queueChanged(name: "q1") { name } }' }, headers: gr, direct: true },
+    { name: 'variables that are not an object', body: { query: '{ queues(first: 1) { totalCount } }', variables: [1] }, direct: true },
+    { name: 'a query that is not a string', body: { query: 5 }, direct: true },
     { name: 'an Accept Yoga answers with SSE', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { accept: 'text/event-stream' }, direct: false },
+    { name: 'Content-Type in capitals', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { 'content-type': 'Application/JSON' }, direct: true },
+    { name: 'an empty operationName', body: { query: '{ queues(first: 1) { totalCount } }', operationName: '' }, direct: true },
+    { name: '@skip with a null variable', body: { query: 'query($s: Boolean) { queues(first: 1) { totalCount @skip(if: $s) } }', variables: { s: null } }, direct: true },
+    { name: 'an unknown parameter set to null', body: { query: '{ queues(first: 1) { totalCount } }', other: null }, direct: true },
+    { name: 'an unknown parameter', body: { query: '{ queues(first: 1) { totalCount } }', other: 1 }, direct: true },
     { name: 'an Accept nothing matches (406)', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { accept: 'text/html' }, direct: false },
   ];
   it.each(cases)('$name: the same answer as Yoga', async (c) => {
-    await compare(t, enveloped, c);
+    await compare(t, c);
   });
 
-  it('a body sent in chunks (no length) keeps its request id and access line, on either door', async () => {
-    for (const body of ['{"query":"{ queues(first: 1) { totalCount } }"}', '{"query":"{ queues(first: 1) { totalCount } }","yoga":null}']) {
-      const res = await fetch(`${t.url}/graphql`, {
+  it('a body sent in chunks (no length) keeps its request id and access line, on either edge', async () => {
+    for (const url of [t.url, t.viaYoga]) {
+      const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-request-id': 'chunked-1' },
-        body: new Blob([body]).stream(),
+        body: new Blob(['{"query":"{ queues(first: 1) { totalCount } }"}']).stream(),
         duplex: 'half',
       } as RequestInit);
       expect(res.status).toBe(200);
@@ -125,37 +119,36 @@ describe('direct door for /graphql (AUTH=off)', () => {
     }
   });
 
-  it('invalid JSON is answered by Yoga', async () => {
-    const res = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { errors: { message: string }[] }).errors[0]!.message).toBe('POST body sent invalid JSON.');
+  it('invalid JSON is answered alike', async () => {
+    for (const url of [t.url, t.viaYoga]) {
+      const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { errors: { message: string }[] }).errors[0]!.message).toBe('POST body sent invalid JSON.');
+    }
   });
 });
 
 describe('direct door for /graphql (AUTH=on)', () => {
-  let t: TestGateway;
-  let enveloped: () => number;
+  let t: Awaited<ReturnType<typeof startObserved>>;
   let reader: string;
   beforeAll(async () => {
-    const observed = await startObserved({ AUTH: 'on' });
-    t = observed;
-    enveloped = observed.enveloped;
+    t = await startObserved({ AUTH: 'on' });
     reader = await makeKey(t, ['queues:read']);
   });
   afterAll(async () => t?.close());
 
   it.each<Case>([
-    { name: 'no key (401 before the parameters are read)', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { accept: 'application/graphql-response+json' }, direct: false, beforeParams: true },
-    { name: 'an unknown key', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { authorization: 'Bearer nope' }, direct: false, beforeParams: true },
+    { name: 'no key (401 before the parameters are read)', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { accept: 'application/graphql-response+json' }, direct: true },
+    { name: 'an unknown key', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: { authorization: 'Bearer nope' }, direct: true },
   ])('$name: the same answer as Yoga', async (c) => {
-    const answer = await compare(t, enveloped, c);
+    const answer = await compare(t, c);
     expect(answer.status).toBe(401);
   });
 
   it('a key with the scope reads; one without it is refused 403, as by Yoga', async () => {
-    const read = await compare(t, enveloped, { name: 'read', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: bearer(reader), direct: true });
+    const read = await compare(t, { name: 'read', body: { query: '{ queues(first: 1) { totalCount } }' }, headers: bearer(reader), direct: true });
     expect(read.status).toBe(200);
-    const write = await compare(t, enveloped, {
+    const write = await compare(t, {
       name: 'write',
       body: { query: 'mutation { createQueue(input: { name: "w", rate: 1 }) { name } }' },
       headers: { ...bearer(reader), accept: 'application/graphql-response+json' },

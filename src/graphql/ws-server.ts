@@ -3,7 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { ExecutionArgs } from 'graphql';
-import type { YogaServerInstance } from 'graphql-yoga';
+import { randomUUID } from 'node:crypto';
+import { GraphQLError } from 'graphql';
+import { isAsyncIterable } from '@graphql-tools/utils';
+import { isPrepared, type OperationRequest, type Pipeline, type PreparedOperation } from '../pipeline/pipeline.js';
+import type { GraphQLParams } from '../pipeline/params.js';
 import { presentedKey, type Principal } from '../access/principal.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { ValidationError } from '../errors.js';
@@ -15,8 +19,8 @@ import { unauthenticatedMessage } from './plugins/use-access-control.js';
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
 // connection_init, from its payload or else the upgrade request's headers: the API key (checked: refused -> 4403;
 // the database unreachable -> 1013 "try again later") and X-IdpScopes (an unknown scope, or the header sent twice ->
-// 4400). Each operation then runs through Yoga's envelop with that caller, so the plugins that guard HTTP (scopes,
-// rate, limits, input) guard it.
+// 4400). Each operation then runs on the one pipeline (src/pipeline/) with that caller, so the guards of every other
+// door (scopes, rate, limits, input) guard it, and it has a request id and an access line.
 
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -27,21 +31,44 @@ const WS_FORBIDDEN = 4403;
 
 interface Caller {
   principal: Principal | null;
-  idpScopes: string | null;
+  presentedKey: boolean;
+  idpScopes: string | null | undefined;
 }
 
 type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller };
 
+interface WsOperation {
+  operation: OperationRequest;
+  prepared: PreparedOperation;
+  started: number;
+}
+
+/** An error as a socket carries it: its HTTP status is no part of a message. */
+function withoutHttp(error: GraphQLError): GraphQLError {
+  if (!error.extensions || !('http' in error.extensions)) return error;
+  const { http: _http, ...extensions } = error.extensions;
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions });
+}
+
 export interface WsServerOptions {
   server: Server;
-  yoga: YogaServerInstance<Record<string, unknown>, AppServices>;
+  pipeline: Pipeline;
   services: AppServices;
   /** Whether an upgrade request may open a socket at all (Host and Origin rules, src/http/browser-policy.ts). */
   acceptUpgrade: (request: IncomingMessage) => boolean;
 }
 
-export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServerOptions) {
-  const { config, keys, metrics } = services;
+export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsServerOptions) {
+  const { config, keys, metrics, log } = services;
+  /** One access line per operation, as HTTP requests have (src/graphql/plugins/use-request-id.ts). */
+  const accessLine = (operation: OperationRequest, name: string | null | undefined, outcome: string, started: number) =>
+    log.info({ requestId: operation.requestId, method: 'WS', path: '/graphql', operation: name ?? 'anonymous', outcome, ms: Math.round((performance.now() - started) * 10) / 10, via: 'graphql-ws' }, 'request');
+  const runOperation = async (op: WsOperation) => {
+    const outcome = await pipeline.execute(op.prepared, op.operation);
+    const result = isAsyncIterable(outcome) ? outcome : { ...outcome, ...(outcome.errors && { errors: outcome.errors.map(withoutHttp) }) };
+    accessLine(op.operation, op.prepared.operationName, isAsyncIterable(outcome) ? 'subscribed' : outcome.errors?.length ? 'error' : 'ok', op.started);
+    return result;
+  };
   const wss = new WebSocketServer({
     server,
     path: '/graphql',
@@ -93,33 +120,31 @@ export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServe
           ctx.extra.socket.close(WS_BAD_REQUEST, error.message.slice(0, 120));
           return false;
         }
-        ctx.extra.caller = { principal, idpScopes };
+        ctx.extra.caller = { principal, presentedKey: key !== null, idpScopes };
         return true;
       },
-      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
-      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
-      onSubscribe: async (ctx, _id, params) => {
-        const caller = ctx.extra.caller ?? { principal: null, idpScopes: undefined };
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-          principal: caller.principal,
-          idpScopes: caller.idpScopes,
-        });
+      // The operation runs on the one pipeline (src/pipeline/): its document step here, so that a document that does
+      // not parse or validate is graphql-ws's `error` message; guards, execution and masking in execute/subscribe.
+      onSubscribe: (ctx, _id, payload) => {
+        const caller: Caller = ctx.extra.caller ?? { principal: null, presentedKey: false, idpScopes: undefined };
+        const requestId = randomUUID();
+        const operation: OperationRequest = { method: 'WS', httpStatus: false, requestId, log: log.child({ requestId }), caller: async () => caller };
+        const prepared = pipeline.prepare(payload as GraphQLParams, operation);
+        if (!isPrepared(prepared)) {
+          accessLine(operation, payload.operationName, 'error', performance.now());
+          return (prepared.errors ?? []).map(withoutHttp);
+        }
         const args: ExecutionArgs = {
-          schema,
-          operationName: params.operationName ?? null,
-          document: parse(params.query),
-          variableValues: params.variables ?? null,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
+          schema: pipeline.schema,
+          document: prepared.document,
+          variableValues: prepared.variables,
+          ...(prepared.operationName !== undefined && { operationName: prepared.operationName }),
+          contextValue: { operation, prepared, started: performance.now() } satisfies WsOperation,
         };
-        const errors = validate(args.schema, args.document);
-        if (errors.length) return errors;
         return args;
       },
+      execute: (args) => runOperation(args.contextValue as WsOperation) as never,
+      subscribe: (args) => runOperation(args.contextValue as WsOperation) as never,
     },
     wss,
   );

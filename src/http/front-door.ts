@@ -30,6 +30,7 @@ export function frontDoor(options: FrontDoorOptions): (req: IncomingMessage, res
     lingerOnEarlyClose(req);
     const target = requestTarget(req);
     if (target.form === 'origin') {
+      normalizeContentType(req);
       if (target.path !== req.url) {
         req.url = target.path;
         if (target.host !== undefined) req.headers.host = target.host;
@@ -66,4 +67,17 @@ export function frontDoor(options: FrontDoorOptions): (req: IncomingMessage, res
     res.writeHead(status, headers);
     res.end(text ?? undefined);
   }
+}
+
+/**
+ * Media types are case-insensitive and may have spaces before their parameters (RFC 9110 8.3.1): put in one form once,
+ * so that every edge and rule after this one reads `application/json` as the same type.
+ */
+function normalizeContentType(req: IncomingMessage): void {
+  const type = req.headers['content-type'];
+  if (type === undefined) return;
+  const semicolon = type.indexOf(';');
+  const media = (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase();
+  const normal = semicolon === -1 ? media : `${media};${type.slice(semicolon + 1)}`;
+  if (normal !== type) req.headers['content-type'] = normal;
 }

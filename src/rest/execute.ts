@@ -3,11 +3,10 @@ import type { FieldIssue } from '../errors.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, type RpcError } from './jsonrpc.js';
 import type { RpcRoute } from './route.js';
 
-// Legacy calls run as GraphQL operations of the same schema as /graphql, through the same operation runner as its
-// common requests (src/graphql/run-operation.ts): the same guards (access, rate and query limits), error masking and
-// metrics, with the caller's request as context. With tracing on they go through Yoga's envelop instead.
+// Legacy calls run as GraphQL operations of the same schema as /graphql, on the same pipeline (src/pipeline/): the
+// same guards (access, rate and query limits), error masking and metrics, with the caller's request as context.
 
-/** Executes one operation for `origin` (src/graphql/run-operation.ts, or Yoga's envelop when tracing is on). */
+/** Executes one operation for `origin` (the pipeline's runRoute). */
 export type GraphQLRunner = (origin: Request, document: DocumentNode, query: string, variables: Record<string, unknown>, operationName?: string) => Promise<ExecutionResult>;
 
 const printed = new WeakMap<object, string>();

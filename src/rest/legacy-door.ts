@@ -12,7 +12,7 @@ import { methodOf, type RouteEnv, type RpcRoute } from './route.js';
 // The legacy front door: every documented path enters here, becomes one GraphQL operation and leaves in its
 // area's envelope. `POST /rpc` takes any JSON-RPC method by name, and batches. It knows requests only as their method,
 // path, query, headers and a way to read the body, and answers with status, headers and a JSON text: Yoga's plugin
-// (src/graphql/plugins/use-legacy-routes.ts) and the node:http door (src/http/legacy-node-door.ts) carry it.
+// (src/graphql/plugins/use-legacy-routes.ts) and the node:http door (src/edge/node.ts) carry it.
 
 export interface LegacyDoorOptions {
   rpcRoutes: RpcRoute[];

@@ -1,9 +1,7 @@
-import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 
 // The rules an operation must pass before it runs (access, rate, storable input, query limits), each written once
-// as a guard. Yoga runs them for /graphql, SSE and graphql-ws through useOperationGuards; the legacy paths run the
-// same list, in the same order, before executing their own documents (src/graphql/run-operation.ts).
+// as a guard. The pipeline (src/pipeline/pipeline.ts) asks them, in order, before any operation of any door runs.
 
 export interface GuardArgs {
   schema: GraphQLSchema;
@@ -24,20 +22,4 @@ export function firstRefusal(guards: readonly OperationGuard[], args: GuardArgs,
     if (verdict) return verdict;
   }
   return null;
-}
-
-export function useOperationGuards(guards: readonly OperationGuard[]): Plugin {
-  const guard = (args: GuardArgs, stop: (result: ExecutionResult) => void) => {
-    const verdict = firstRefusal(guards, args);
-    if (verdict instanceof Promise) {
-      return verdict.then((refused) => {
-        if (refused) stop(refused);
-      });
-    }
-    if (verdict) stop(verdict);
-  };
-  return {
-    onExecute: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
-    onSubscribe: ({ args, setResultAndStopExecution }) => guard(args, setResultAndStopExecution),
-  };
 }

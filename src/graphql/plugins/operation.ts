@@ -18,7 +18,7 @@ import {
   valueFromASTUntyped,
   visit,
 } from 'graphql';
-import { createGraphQLError } from 'graphql-yoga';
+import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import { LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pageItems, pagingArgument } from './list-bounds.js';
 

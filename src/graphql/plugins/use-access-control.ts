@@ -1,4 +1,3 @@
-import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../../access/access-rules.js';
 import { hasScope, presentedKey, type Principal } from '../../access/principal.js';
@@ -8,7 +7,6 @@ import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
 import type { OperationGuard } from './operation-guards.js';
 import { originalRequest } from './remade-request.js';
-import { callerHeaderIssue, callerHeaderMessage } from '../../http/caller-headers.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
@@ -94,19 +92,18 @@ export function checkAccess(
 export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { presentedKey: boolean };
 
 /**
- * With AUTH=on, a GraphQL request over HTTP without a valid key stops at onParams, before parsing and validation, so
- * anonymous callers learn nothing about the schema. `callerOf` gives the caller's context (once per request), and
- * `guard` refuses an operation whose root fields need a scope the caller's key lacks.
+ * The caller of a request (`callerOf`, once per request), the 401 an HTTP request without a valid key gets before
+ * anything else reads it (`keyFirst`), and the guard that refuses an operation whose root fields need a scope the
+ * caller's key lacks. The pipeline (src/pipeline/pipeline.ts) asks the caller; every HTTP edge asks keyFirstAnswer.
  */
-export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLContext> & {
+export function accessControl(options: AccessControlOptions): {
   callerOf(request: Request): Promise<CallerContext>;
-  /** Whether the request may run operations at all: AUTH=off, or a valid key (else keyFirst answers 401). */
-  admits(request: Request): Promise<boolean>;
   /**
    * With AUTH=on, the GraphQL endpoint's 401 before anything else reads the request (its body size, its type, the
-   * CSRF rule, its document): placed right after the browser rules. Over SSE, in a 200 stream.
+   * CSRF rule, its document); over SSE, in a 200 stream. Null: the request goes on. An outage is answered later,
+   * where the caller is asked again (503).
    */
-  keyFirst(endpoint: string): Plugin;
+  keyFirstAnswer(request: Request, Response: typeof globalThis.Response): Promise<Response | null>;
   guard: OperationGuard;
 } {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
@@ -125,78 +122,45 @@ export function useAccessControl(options: AccessControlOptions): Plugin<GraphQLC
     }
     return found;
   };
-  const admits = async (request: Request) => options.auth === 'off' || (await callerOf(request)).principal != null;
+  const keyFirstAnswer = async (request: Request, Response: typeof globalThis.Response): Promise<Response | null> => {
+    if (options.auth === 'off' || request.method === 'OPTIONS') return null;
+    let caller: CallerContext;
+    try {
+      caller = await callerOf(request);
+    } catch {
+      return null; // an outage: answered (503) where the pipeline asks for the caller
+    }
+    if (caller.principal) return null;
+    options.metrics?.rejected.inc({ reason: 'unauthenticated' });
+    const body = JSON.stringify({ errors: [{ message: unauthenticatedMessage(caller.presentedKey), extensions: { code: 'UNAUTHENTICATED' } }] });
+    // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
+    if (!carriesHttpStatus(request)) {
+      return new Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-encoding': 'none' },
+      });
+    }
+    // The first of the two JSON types the client accepts, as Yoga chooses.
+    const accept = request.headers.get('accept') ?? '';
+    const graphqlResponse = accept.indexOf('application/graphql-response+json');
+    const plainJson = accept.indexOf('application/json');
+    return new Response(body, {
+      status: 401,
+      headers: {
+        'content-type': graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
+        'www-authenticate': 'Bearer',
+      },
+    });
+  };
   return {
     callerOf,
-    admits,
-    keyFirst: (endpoint) => ({
-      async onRequest({ request, url, endResponse, fetchAPI }) {
-        if (options.auth === 'off' || url.pathname !== endpoint || request.method === 'OPTIONS') return;
-        let caller: CallerContext;
-        try {
-          caller = await callerOf(request);
-        } catch {
-          return; // an outage: answered (503) where the operation's context is built, as before
-        }
-        if (caller.principal) return;
-        options.metrics?.rejected.inc({ reason: 'unauthenticated' });
-        const body = JSON.stringify({ errors: [{ message: unauthenticatedMessage(caller.presentedKey), extensions: { code: 'UNAUTHENTICATED' } }] });
-        // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
-        if (!carriesHttpStatus(request)) {
-          endResponse(
-            new fetchAPI.Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
-              status: 200,
-              headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'content-encoding': 'none' },
-            }),
-          );
-          return;
-        }
-        // The first of the two JSON types the client accepts, as Yoga chooses.
-        const accept = request.headers.get('accept') ?? '';
-        const graphqlResponse = accept.indexOf('application/graphql-response+json');
-        const plainJson = accept.indexOf('application/json');
-        endResponse(
-          new fetchAPI.Response(body, {
-            status: 401,
-            headers: {
-              'content-type':
-                graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
-              'www-authenticate': 'Bearer',
-            },
-          }),
-        );
-      },
-    }),
+    keyFirstAnswer,
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
       const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
       if (!error) return null;
       options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
       return { errors: [error] };
-    },
-    async onParams({ request, setResult }) {
-      const withStatus = carriesHttpStatus(request);
-      if (!(await admits(request))) {
-        const { presentedKey: keySent } = await callerOf(request);
-        options.metrics?.rejected.inc({ reason: 'unauthenticated' });
-        setResult({ errors: [refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withStatus ? 401 : undefined, {}, withStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined)] });
-        return;
-      }
-      // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
-      const issue = callerHeaderIssue(request);
-      if (issue) {
-        options.metrics?.rejected.inc({ reason: 'bad_request' });
-        setResult({ errors: [refusal(callerHeaderMessage(issue), 'BAD_REQUEST', withStatus ? 400 : undefined, { fields: [issue] })] });
-      }
-    },
-    async onContextBuilding({ context, extendContext }) {
-      const ctx = context as Ctx;
-      if (ctx.principal !== undefined) return; // graphql-ws: the caller was settled at connection time (src/graphql/ws-server.ts)
-      if (!ctx.request) {
-        extendContext({ principal: null, presentedKey: false } as Partial<GraphQLContext>);
-        return;
-      }
-      extendContext((await callerOf(ctx.request)) as Partial<GraphQLContext>);
     },
   };
 }

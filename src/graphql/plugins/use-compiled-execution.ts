@@ -1,4 +1,3 @@
-import type { Plugin } from 'graphql-yoga';
 import { BREAK, GraphQLError, Kind, TypeInfo, getVariableValues, visit, visitWithTypeInfo, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema, type Source, type SourceLocation, type VariableDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { operationCache, selectedOperation } from './operation.js';
@@ -145,13 +144,4 @@ function positionOf(body: string, { line, column }: SourceLocation): number {
     start = found.index + found[0].length;
   }
   return start + column - 1;
-}
-
-/** Not used with tracing on: the OpenTelemetry plugin's operation span wraps Yoga's executor. */
-export function useCompiledExecution({ compileAfter }: { compileAfter: number }): Plugin {
-  return {
-    onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((args: ExecutionArgs) => executeCompiled(args, executeFn as Executor, { compileAfter }));
-    },
-  };
 }

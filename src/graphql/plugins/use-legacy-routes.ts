@@ -2,7 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { readBodyText } from '../../http/body.js';
 import type { LegacyDoor } from '../../rest/legacy-door.js';
 
-// The legacy door (src/rest/legacy-door.ts) inside Yoga: for what the node:http door (src/http/legacy-node-door.ts)
+// The legacy door (src/rest/legacy-door.ts) inside Yoga: for what the node:http door (src/edge/node.ts)
 // leaves to Yoga's plugins (requests with an Origin, a refused Host, every path with tracing on, a 405).
 
 export function useLegacyRoutes(options: { door: LegacyDoor; maxBodyBytes: number }): Plugin {

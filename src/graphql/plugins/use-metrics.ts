@@ -22,8 +22,8 @@ export interface MetricsOptions {
   pathLabel: (pathname: string) => string;
 }
 
-/** `observeOperation` counts and times one operation run outside Yoga's execute (the legacy paths'). */
-export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void } {
+/** `observeOperation` counts and times one operation of the pipeline; `observeSubscription` counts one that started. */
+export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void; observeSubscription(args: OperationArgs): void } {
   const { metrics } = options;
   const started = new WeakMap<Request, number>();
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -45,6 +45,11 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
     return (result: ExecutionResult | undefined) => observe(shape?.type ?? 'unknown', fields, result, (performance.now() - start) / 1000);
   };
 
+  const observeSubscription = (args: OperationArgs) => {
+    const shape = operationShape(args.schema, args.document, args.operationName);
+    for (const f of shape?.rootFields ?? []) metrics.operations.inc({ type: 'subscription', field: f.name, outcome: 'subscribed' });
+  };
+
   const begin = (request: Request) => {
     started.set(request, performance.now());
   };
@@ -59,6 +64,7 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
 
   return {
     observeOperation,
+    observeSubscription,
     begin,
     finish,
     async onRequest({ request, url, endResponse }) {
@@ -88,18 +94,6 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
     },
     onResponse({ request, response }) {
       finish(request, new URL(request.url).pathname, response.status);
-    },
-    onExecute({ args }) {
-      const done = observeOperation(args);
-      return {
-        onExecuteDone({ result }) {
-          done('errors' in result || 'data' in result ? (result as ExecutionResult) : undefined);
-        },
-      };
-    },
-    onSubscribe({ args }) {
-      const shape = operationShape(args.schema, args.document, args.operationName);
-      for (const f of shape?.rootFields ?? []) metrics.operations.inc({ type: 'subscription', field: f.name, outcome: 'subscribed' });
     },
   };
 }

@@ -1,4 +1,3 @@
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationCache, operationSize, sizeVariables, carriesHttpStatus, refusal } from './operation.js';
@@ -6,8 +5,7 @@ import type { OperationGuard } from './operation-guards.js';
 
 // GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so `first: $n`
 // counts as the value it will run with: the request's, else the variable's default) just before an operation runs,
-// on every door (Yoga's onExecute/onSubscribe for /graphql, SSE and graphql-ws; the legacy runner's guard list);
-// over a limit -> GRAPHQL_VALIDATION_FAILED.
+// on every door (a guard of the pipeline); over a limit -> GRAPHQL_VALIDATION_FAILED.
 
 export interface QueryLimits {
   maxDepth: number;
@@ -84,10 +82,8 @@ export function sourceNesting(text: string): number {
   return max;
 }
 
-/** Documents nesting too deep are refused while parsing (Yoga's parse); `guard` checks depth, aliases and cost before an operation runs. */
-export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): Plugin & { guard: OperationGuard; nestsWithinLimit(text: string): boolean } {
-  // Brackets also nest arguments and input objects, so the bound is looser than GRAPHQL_MAX_DEPTH.
-  const maxNesting = Math.max(64, limits.maxDepth * 4);
+/** The guard that checks depth, aliases and cost before an operation runs (bracket nesting is bounded before parsing: src/pipeline/documents.ts). */
+export function queryLimitsGuard(limits: QueryLimits, metrics?: GatewayMetrics): OperationGuard {
   // Verdicts per schema (one per gateway), document and operation name, and per value of the variables the size
   // depends on (paging arguments, @skip/@include): a document with none is judged once.
   const verdicts = operationCache<DocumentVerdicts>();
@@ -103,27 +99,11 @@ export function useQueryLimits(limits: QueryLimits, metrics?: GatewayMetrics): P
     if (key !== undefined && cached.byValues.size < VERDICTS_PER_DOCUMENT) cached.byValues.set(key, message);
     return message;
   };
-  return {
-    /** Whether a document's text passes the bracket-nesting bound that parsing enforces (without counting a refusal). */
-    nestsWithinLimit: (text) => sourceNesting(text) <= maxNesting,
-    onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => {
-        const text = typeof source === 'string' ? source : (source as { body?: unknown }).body;
-        if (typeof text === 'string' && sourceNesting(text) > maxNesting) {
-          metrics?.rejected.inc({ reason: 'query_limits' });
-          throw createGraphQLError(`The document nests brackets more than ${maxNesting} deep (4 x GRAPHQL_MAX_DEPTH, at least 64).`, {
-            extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
-          });
-        }
-        return parseFn(source, options);
-      });
-    },
-    guard: (args) => {
-      const message = check(args.schema, args.document, args.operationName, args.variableValues);
-      if (!message) return null;
-      metrics?.rejected.inc({ reason: 'query_limits' });
-      const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
-      return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] };
-    },
+  return (args) => {
+    const message = check(args.schema, args.document, args.operationName, args.variableValues);
+    if (!message) return null;
+    metrics?.rejected.inc({ reason: 'query_limits' });
+    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
+    return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] };
   };
 }

@@ -1,12 +1,9 @@
-import type { Plugin } from 'graphql-yoga';
-import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { withDeadline } from '../../runtime/request-deadline.js';
 import { ServiceUnavailableError } from '../../errors.js';
 
 // Queries and mutations answer by REQUEST_DEADLINE_MS at the latest, whatever they wait on (src/runtime/request-deadline.ts).
 // Subscriptions are not operations with an end: their reads have their own retry (src/events/live.ts).
-
-type Executor = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>;
 
 /** `run()` within `deadlineMs`; past it, an answer whose one error is SERVICE_UNAVAILABLE (masked as any error is). */
 export async function resultWithinDeadline(deadlineMs: number, run: () => ExecutionResult | Promise<ExecutionResult>): Promise<ExecutionResult> {
@@ -16,13 +13,4 @@ export async function resultWithinDeadline(deadlineMs: number, run: () => Execut
     if (!(error instanceof ServiceUnavailableError)) throw error;
     return { errors: [new GraphQLError(error.message, { originalError: error })] };
   }
-}
-
-/** The same for what Yoga executes (GET, SSE, graphql-ws, and everything with tracing on); listed after the executors it wraps. */
-export function useRequestDeadline(deadlineMs: number): Plugin {
-  return {
-    onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((args: ExecutionArgs) => resultWithinDeadline(deadlineMs, () => (executeFn as Executor)(args)));
-    },
-  };
 }

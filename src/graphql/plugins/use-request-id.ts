@@ -17,7 +17,7 @@ export function requestIdOf(header: string | null | undefined): string {
 
 /**
  * What every HTTP door does at a request's start and end (Yoga's plugins, and the node:http legacy door in
- * src/http/legacy-node-door.ts): `finish` returns the headers the answer carries for it.
+ * src/edge/node.ts): `finish` returns the headers the answer carries for it.
  */
 export interface RequestEdge {
   begin(request: Request): void;
@@ -26,7 +26,7 @@ export interface RequestEdge {
 }
 
 /** Also gives the request-id part of an operation's context (`contextOf`) to code that builds one itself. */
-export function useRequestId(log: Logger): Plugin<GraphQLContext> & RequestEdge & { contextOf(request: Request | undefined): Pick<GraphQLContext, 'requestId' | 'log'> } {
+export function useRequestId(log: Logger): Plugin<GraphQLContext> & RequestEdge & { contextOf(request: Request | undefined): { requestId: string; log: Logger } } {
   const ids = new WeakMap<Request, { id: string; started: number }>();
   const contextOf = (request: Request | undefined) => {
     const id = (request && ids.get(originalRequest(request))?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
@@ -54,9 +54,6 @@ export function useRequestId(log: Logger): Plugin<GraphQLContext> & RequestEdge 
     finish,
     onRequest({ request }) {
       begin(request);
-    },
-    onContextBuilding({ context, extendContext }) {
-      extendContext(contextOf((context as { request?: Request }).request));
     },
     onResponse({ request, response }) {
       const headers = finish(request, new URL(request.url).pathname, response.status);
