@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, parse, type ExecutionResult } from 'graphql';
-import { buildSchema } from '../src/graphql/schema.js';
-import { compiledOperation, executeCompiled } from '../src/graphql/plugins/use-compiled-execution.js';
+import { buildSchema } from '../src/schema/schema.js';
+import { compiledOperation, executeCompiled } from '../src/pipeline/compiled.js';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { seedDemoData } from '../src/identity/demo.js';

@@ -3,7 +3,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gql, NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
-import { EXAMPLE_TABS } from '../src/graphql/graphiql/example-tabs.js';
+import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
 
 // GraphiQL in a real browser (headless Debian Chromium driven by playwright-core) against a gateway with AUTH=on,
 // with every request to another origin blocked and recorded: the page must work with no outside network, the key

@@ -6,7 +6,7 @@ import { startGateway, type Gateway } from '../src/app.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { NO_WORKERS } from './helpers/gateway.js';
 
-// Plain legacy calls are answered on node:http (src/http/legacy-node-door.ts), the rest through Yoga's plugins. Two
+// Plain legacy calls are answered on node:http (src/edge/node.ts), the rest through Yoga's plugins. Two
 // gateways on one PostgreSQL database, one with every legacy call through Yoga, get the same requests: every answer
 // must be the same, byte for byte, status line and headers included (but the date, and the ids and times that are
 // new per request). The access log says which way each request took.

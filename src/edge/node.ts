@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError } from '../errors.js';
-import type { RequestEdge } from '../graphql/plugins/use-request-id.js';
+import type { RequestEdge } from './plugins/use-request-id.js';
 import { jsonAnswerType } from './answer-type.js';
-import type { LegacyAnswer, LegacyDoor } from '../rest/legacy-door.js';
+import type { LegacyAnswer, LegacyDoor } from '../api/legacy/legacy-door.js';
 import { ClientGone, readNodeBodyText } from '../http/body.js';
 import { browserRefusal, type BrowserPolicy } from '../http/browser-policy.js';
 import { noteCallerHeaders } from '../http/caller-headers.js';

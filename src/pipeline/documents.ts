@@ -2,11 +2,11 @@ import { parse, validate, type DocumentNode, type GraphQLError, type GraphQLSche
 import { createGraphQLError } from '@graphql-tools/utils';
 import { LRUCache } from 'lru-cache';
 import type { GatewayMetrics } from '../runtime/metrics.js';
-import { sourceNesting } from '../graphql/plugins/use-query-limits.js';
+import { sourceNesting } from './query-limits.js';
 
 // The one cache of documents, by their text: parsed once, validated once. What depends on a document and its
 // operation (its shape, its limit verdicts, its compiled function, its runs so far) is kept beside it, keyed by the
-// document this cache hands out (src/graphql/plugins/operation.ts operationCache), so it lives as long as its entry.
+// document this cache hands out (src/pipeline/operation.ts operationCache), so it lives as long as its entry.
 
 export interface Documents {
   /** The document of `text`, or the error its parse ends in (GRAPHQL_PARSE_FAILED, HTTP 400). */

@@ -3,12 +3,12 @@ import { normalizedExecutor } from '@graphql-tools/executor';
 import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
-import type { CallerContext } from '../graphql/plugins/use-access-control.js';
-import { unauthenticatedMessage } from '../graphql/plugins/use-access-control.js';
-import { executeCompiled } from '../graphql/plugins/use-compiled-execution.js';
-import { resultWithinDeadline } from '../graphql/plugins/use-request-deadline.js';
-import { firstRefusal, type OperationGuard } from '../graphql/plugins/operation-guards.js';
-import { refusal } from '../graphql/plugins/operation.js';
+import type { CallerContext } from './access.js';
+import { unauthenticatedMessage } from './access.js';
+import { executeCompiled } from './compiled.js';
+import { resultWithinDeadline } from './deadline.js';
+import { firstRefusal, type OperationGuard } from './guards.js';
+import { refusal } from './operation.js';
 import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
 import { operationNameRefusal, type GraphQLParams } from './params.js';
@@ -68,6 +68,8 @@ export interface PreparedOperation {
   query: string;
   variables: Record<string, unknown>;
   operationName: string | undefined;
+  /** The chosen operation's name, or "anonymous" (spans and access lines name it so). */
+  label: string;
   type: 'query' | 'mutation' | 'subscription';
 }
 
@@ -138,7 +140,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     }
     const invalid = documents.validationErrors(document);
     if (invalid.length) return { errors: invalid };
-    return { document, query: params.query, variables: params.variables ?? {}, operationName, type: operation?.operation ?? 'query' };
+    return { document, query: params.query, variables: params.variables ?? {}, operationName, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
   }
 
   function contextOf(request: OperationRequest, caller: CallerContext, prepared: PreparedOperation): Record<string, unknown> {
@@ -157,7 +159,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
   async function execute(prepared: PreparedOperation, request: OperationRequest, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
     const traced = (run: () => Promise<OperationOutcome>) =>
       parts.trace
-        ? parts.trace({ type: prepared.type, name: prepared.operationName ?? getOperationAST(prepared.document, prepared.operationName)?.name?.value ?? 'anonymous', requestId: request.requestId }, run)
+        ? parts.trace({ type: prepared.type, name: prepared.label, requestId: request.requestId }, run)
         : run();
     if (prepared.type === 'subscription') {
       const outcome = await traced(async () => {
@@ -207,7 +209,8 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         return isPrepared(prepared) ? execute(prepared, request) : prepared;
       }),
     async runRoute(request, document, query, variables) {
-      const prepared: PreparedOperation = { document, query, variables, operationName: undefined, type: getOperationAST(document)?.operation ?? 'query' };
+      const operation = getOperationAST(document);
+      const prepared: PreparedOperation = { document, query, variables, operationName: undefined, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
       const invalid = documents.validationErrors(document);
       if (invalid.length) return { errors: invalid };
       // Not masked here: an outage met on the way is answered by the legacy door in the path's own envelope.

@@ -7,10 +7,10 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { Logger } from '../log.js';
-import { REQUEST_ID_HEADER } from '../graphql/plugins/use-request-id.js';
-import type { LegacyAnswer, LegacyCallTracer } from '../rest/legacy-door.js';
+import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
+import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
 import type { OperationTracer } from '../pipeline/pipeline.js';
-import { RPC_ERROR, type RpcResponse } from '../rest/jsonrpc.js';
+import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
@@ -29,7 +29,7 @@ export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
 
 export interface Tracing {
-  /** The span of one legacy call (src/rest/legacy-door.ts). */
+  /** The span of one legacy call (src/api/legacy/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
   /** The span of every operation the pipeline runs (src/pipeline/pipeline.ts), whatever its door. */
   readonly traceOperation: OperationTracer;
