@@ -7,7 +7,7 @@ import { buildSchema } from '../schema/schema.js';
 import { maskError } from '../pipeline/mask-error.js';
 import { rateLimitGuard } from '../pipeline/rate-limit-guard.js';
 import { queryLimitsGuard } from '../pipeline/query-limits.js';
-import { accessControl as createAccessControl, keyRequirement } from '../pipeline/access.js';
+import { accessControl as createAccessControl } from '../pipeline/access.js';
 import { carriesHttpStatus } from '../pipeline/operation.js';
 import { storableInputGuard } from '../pipeline/storable-input-guard.js';
 import { createDocuments } from '../pipeline/documents.js';
@@ -97,7 +97,7 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     httpRoutes,
     env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
     maxBatchCalls: config.MAX_BATCH_CALLS,
-    requireKey: keyRequirement(config.AUTH, services.keys),
+    requireKey: accessControl.keyRefusal,
     runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(operationRequest(request), document, query, variables),
     traceCall: tracing?.traceLegacyCall,
   });

@@ -45,19 +45,6 @@ export function unauthenticatedMessage(keySent: boolean): string {
     : 'An API key is required: send "Authorization: Bearer <key>" or "X-Api-Key: <key>".';
 }
 
-/**
- * With AUTH=on, the refusal message for an HTTP request that carries no valid key (null when it does); the
- * legacy paths ask it first, so a caller without a key learns nothing about parameters (401 before 400).
- */
-export function keyRequirement(auth: 'on' | 'off', keys: KeyVerifier): ((request: Request) => Promise<string | null>) | undefined {
-  if (auth === 'off') return undefined;
-  return async (request) => {
-    const key = presentedKey((name) => request.headers.get(name));
-    if (key && (await keys.verify(key))) return null;
-    return unauthenticatedMessage(key !== null);
-  };
-}
-
 /** Null when the operation may run; else the error that refuses it. */
 export function checkAccess(
   auth: 'on' | 'off',
@@ -104,6 +91,12 @@ export function accessControl(options: AccessControlOptions): {
    * where the caller is asked again (503).
    */
   keyFirstAnswer(request: Request, Response: typeof globalThis.Response): Promise<Response | null>;
+  /**
+   * With AUTH=on, the refusal message for a request that carries no valid key (null when it does): the legacy paths
+   * ask it first, so a caller without a key learns nothing about parameters (401 before 400). The same look-up as
+   * `callerOf`: a key is verified once per request.
+   */
+  keyRefusal: ((request: Request) => Promise<string | null>) | undefined;
   guard: OperationGuard;
 } {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
@@ -155,6 +148,13 @@ export function accessControl(options: AccessControlOptions): {
   return {
     callerOf,
     keyFirstAnswer,
+    keyRefusal:
+      options.auth === 'off'
+        ? undefined
+        : async (request) => {
+            const caller = await callerOf(request);
+            return caller.principal ? null : unauthenticatedMessage(caller.presentedKey);
+          },
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
       const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
