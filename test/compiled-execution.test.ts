@@ -66,18 +66,6 @@ describe('compiled execution', () => {
     expect(fallbacks).toBe(0);
   });
 
-  it.each([
-    ['@skip with a null condition', 'query($v: Boolean = false) { __typename queues(first: 1) @skip(if: $v) { totalCount } }', { v: null }],
-    ['@include with a null condition', 'query($v: Boolean = true) { __typename q: queues(first: 1) @include(if: $v) { totalCount } }', { v: null }],
-    ['@skip in a fragment with a null condition', 'query($v: Boolean = false) { ...F } fragment F on Query { __typename @skip(if: $v) }', { v: null }],
-    ['@skip with a condition given', 'query($v: Boolean = false) { __typename @skip(if: $v) }', { v: true }],
-  ])('%s: compiled answers what graphql-js answers', async (_name, source, variableValues) => {
-    const document = parse(source);
-    const reference = await execute({ schema, document, contextValue: {} as never, variableValues });
-    const compiled = await executeCompiled({ schema, document, contextValue: {} as never, variableValues }, (args) => execute(args), { compileAfter: 0 });
-    expect(JSON.parse(JSON.stringify(compiled))).toEqual(JSON.parse(JSON.stringify(reference)));
-  });
-
   describe('relations a parent preloaded (Pothos finds them by the identity of the response path)', () => {
     let fresh: FreshDatabase;
     let database: Database;

@@ -101,6 +101,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
           maxBodyBytes: config.MAX_BODY_BYTES,
           browserPolicy,
           Request: yoga.fetchAPI.Request,
+          Response: yoga.fetchAPI.Response,
           edges: requestEdges,
           operationRequest: api.operationRequest,
           keyFirst: (request) => api.accessControl.keyFirstAnswer(request, yoga.fetchAPI.Response),

@@ -6,7 +6,9 @@ import type { LegacyAnswer, LegacyDoor } from '../api/legacy/legacy-door.js';
 import { ClientGone, readNodeBodyText } from '../http/body.js';
 import { browserRefusal, type BrowserPolicy } from '../http/browser-policy.js';
 import { noteCallerHeaders } from '../http/caller-headers.js';
-import { isPrepared, type OperationOutcome, type OperationRequest, type Pipeline } from '../pipeline/pipeline.js';
+import { isAsyncIterable } from '@graphql-tools/utils';
+import type { ExecutionResult } from 'graphql';
+import { isPrepared, type OperationRequest, type Pipeline } from '../pipeline/pipeline.js';
 import { checkedParams, jsonBodyObject } from '../pipeline/params.js';
 
 // The node:http edge: every plain JSON POST, legacy paths and /graphql alike, is answered here, past Yoga's fetch
@@ -25,6 +27,8 @@ export interface NodeEdgeOptions {
   browserPolicy: BrowserPolicy;
   /** Yoga's fetch API Request class: the operation's context reads the caller's headers from such a request. */
   Request: typeof Request;
+  /** Yoga's fetch API Response class. */
+  Response: typeof Response;
   /** Request id, access line, metrics and cache policy, in Yoga's plugin order. */
   edges: readonly RequestEdge[];
   /** The operation request of an HTTP request (request id, caller), made once. */
@@ -32,7 +36,7 @@ export interface NodeEdgeOptions {
   /** AUTH=on: the 401 a /graphql request without a valid key gets before its body is read (null: it has one). */
   keyFirst?: ((request: Request) => Promise<Response | null>) | undefined;
   /** Yoga's result processor for a JSON answer of the given media type. */
-  answer(result: OperationOutcome, mediaType: string): Response;
+  answer(result: ExecutionResult, mediaType: string): Response;
   /** An answer the edge failed to make (a bug, not the caller's mistake). */
   onError(error: unknown): void;
 }
@@ -93,7 +97,9 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
   async function serveGraphQL(req: IncomingMessage, res: ServerResponse, request: Request, _url: URL, path: string, answerType: string): Promise<void> {
     let response: Response;
     try {
-      response = (await options.keyFirst?.(request)) ?? options.answer(await resultOf(req, request), answerType);
+      const refused = await options.keyFirst?.(request);
+      const outcome = refused ?? (await resultOf(req, request));
+      response = outcome instanceof options.Response ? outcome : options.answer(outcome as ExecutionResult, answerType);
     } catch (error) {
       if (error instanceof ClientGone) return;
       if (error instanceof PayloadTooLargeError) {
@@ -105,10 +111,10 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     }
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
-    send(res, request, path, { status: response.status, headers, body: await response.text() });
+    send(res, request, path, { status: response.status, headers, body: response.body === null ? null : await response.text() });
   }
 
-  async function resultOf(req: IncomingMessage, request: Request): Promise<OperationOutcome> {
+  async function resultOf(req: IncomingMessage, request: Request): Promise<ExecutionResult | Response> {
     const body = jsonBodyObject(await readNodeBodyText(req, options.maxBodyBytes));
     if (body instanceof Error) return { errors: [body] };
     const operation = options.operationRequest(request);
@@ -118,8 +124,11 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     if (params instanceof Error) return { errors: [params] };
     const prepared = pipeline.prepare(params, operation);
     if (!isPrepared(prepared)) return prepared;
-    // A subscription asked for a JSON answer is Yoga's 406 (its result processor says so of a stream).
-    return pipeline.execute(prepared, operation);
+    const outcome = await pipeline.execute(prepared, operation);
+    if (!isAsyncIterable(outcome)) return outcome;
+    // A subscription asked for a JSON answer: Yoga's 406, naming the types a stream is answered in; the stream ends.
+    await outcome[Symbol.asyncIterator]().return?.();
+    return new options.Response(null, { status: 406, statusText: 'Not Acceptable', headers: { accept: 'text/event-stream; charset=utf-8, multipart/mixed' } });
   }
 
   function send(res: ServerResponse, request: Request, path: string, answer: LegacyAnswer): void {

@@ -27,8 +27,9 @@ export function jsonBodyObject(text: string): Record<string, unknown> | GraphQLE
   try {
     body = JSON.parse(text);
   } catch (error) {
+    // Worded as Yoga's fetch API words it (@whatwg-node/node-fetch's Body.json), body included.
     const { name, message } = error as Error;
-    return badRequest('POST body sent invalid JSON.', { spec: true, status: 400 }, { originalError: { name, message } });
+    return badRequest('POST body sent invalid JSON.', { spec: true, status: 400 }, { originalError: { name, message: error instanceof SyntaxError ? `${message}, "${text}" is not valid JSON` : message } });
   }
   if (body == null) return badRequest(`POST body is expected to be object but received ${String(body)}`, { status: 400 });
   if (typeof body !== 'object') return badRequest(`POST body is expected to be object but received ${typeof body}`, { status: 400 });

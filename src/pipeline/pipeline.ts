@@ -129,14 +129,13 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     // An empty name is no name (a client that always sends the field).
     const operationName = typeof params.operationName === 'string' && params.operationName !== '' ? params.operationName : undefined;
     const operation = getOperationAST(document, operationName);
-    if (request.method !== 'WS') {
-      // GraphQL over HTTP: the operation must be known before anything runs; a mutation is never run by a GET.
-      if (!operation) {
-        return { errors: [createGraphQLError('Could not determine what operation to execute.', { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } })] };
-      }
-      if (operation.operation === 'mutation' && request.method === 'GET') {
-        return { errors: [createGraphQLError('Can only perform a mutation operation from a POST request.', { extensions: { http: { status: 405, headers: { Allow: 'POST' } }, code: 'BAD_REQUEST' } })] };
-      }
+    // The operation must be known before anything runs (GraphQL over HTTP's wording, on every transport); a mutation
+    // is never run by a GET.
+    if (!operation) {
+      return { errors: [createGraphQLError('Could not determine what operation to execute.', { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } })] };
+    }
+    if (operation.operation === 'mutation' && request.method === 'GET') {
+      return { errors: [createGraphQLError('Can only perform a mutation operation from a POST request.', { extensions: { http: { status: 405, headers: { Allow: 'POST' } }, code: 'BAD_REQUEST' } })] };
     }
     const invalid = documents.validationErrors(document);
     if (invalid.length) return { errors: invalid };
@@ -171,15 +170,18 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       });
       return isAsyncIterable(outcome) ? mapAsyncIterator(outcome[Symbol.asyncIterator](), masked) : masked(outcome);
     }
-    // The deadline covers the caller's key look-up and the guards too: each may wait on the database.
+    // The deadline covers the caller's key look-up and the guards too: each may wait on the database. So does the
+    // span: a refused operation is traced as one.
     let done: ((result: ExecutionResult) => void) | undefined;
-    const result = await resultWithinDeadline(parts.deadlineMs, async () => {
-      const args = await argsOf(prepared, request);
-      done = parts.observe(args);
-      const refused = await firstRefusal(guards, args);
-      if (refused) return refused;
-      return traced(async () => executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter })) as Promise<ExecutionResult>;
-    });
+    const result = await resultWithinDeadline(parts.deadlineMs, () =>
+      traced(async () => {
+        const args = await argsOf(prepared, request);
+        done = parts.observe(args);
+        const refused = await firstRefusal(guards, args);
+        if (refused) return refused;
+        return executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter });
+      }) as Promise<ExecutionResult>,
+    );
     done?.(result);
     return masked(result);
   }

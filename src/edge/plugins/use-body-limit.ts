@@ -23,7 +23,7 @@ export function useBodyLimit(options: { endpoint: string; maxBodyBytes: number }
       } catch (error) {
         if (!(error instanceof PayloadTooLargeError)) throw error;
         endResponse(
-          new Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
+          new fetchAPI.Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
             status: 413,
             headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
           }),
