@@ -60,6 +60,8 @@ import { useGraphiQL } from './graphql/plugins/use-graphiql.js';
 import { useCallerHeaders } from './graphql/plugins/use-caller-headers.js';
 import { useCachePolicy } from './graphql/plugins/use-cache-policy.js';
 import { useEventStreamStatus } from './graphql/plugins/use-event-stream-status.js';
+import { useOpenSubscriptions } from './graphql/plugins/use-open-subscriptions.js';
+import { createSubscriptionRegistry } from './runtime/subscription-registry.js';
 import type { Tracing } from './telemetry/tracing.js';
 
 
@@ -123,6 +125,12 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     metrics,
     outbound,
     loops,
+    subscriptions: createSubscriptionRegistry({
+      maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY,
+      maxBufferedBytes: config.SUBSCRIPTION_MAX_BUFFERED_BYTES,
+      log: log.child({ component: 'subscriptions' }),
+      gauge: metrics.subscriptionsOpen,
+    }),
     log,
   };
   services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
@@ -208,6 +216,8 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
       })]),
       accessControl,
       useOperationGuards(guards),
+      // After the guards: a refused subscription never counts against its key's cap.
+      useOpenSubscriptions(services.subscriptions, metrics),
       useCompiledExecution({ compileAfter: config.GRAPHQL_JIT_AFTER_RUNS }),
       useRequestDeadline(config.REQUEST_DEADLINE_MS),
       queryLimits,

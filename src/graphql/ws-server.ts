@@ -10,6 +10,7 @@ import { ValidationError } from '../errors.js';
 import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '../http/caller-headers.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
+import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
 import { unauthenticatedMessage } from './plugins/use-access-control.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
@@ -30,7 +31,7 @@ interface Caller {
   idpScopes: string | null;
 }
 
-type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller };
+type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller; subscriber?: SubscriberConnection };
 
 export interface WsServerOptions {
   server: Server;
@@ -41,7 +42,7 @@ export interface WsServerOptions {
 }
 
 export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServerOptions) {
-  const { config, keys, metrics } = services;
+  const { config, keys, metrics, subscriptions } = services;
   const wss = new WebSocketServer({
     server,
     path: '/graphql',
@@ -107,6 +108,8 @@ export function startWsServer({ server, yoga, services, acceptUpgrade }: WsServe
           params,
           principal: caller.principal,
           idpScopes: caller.idpScopes,
+          // The socket's subscriptions share one bound on what waits for its client (src/runtime/subscription-registry.ts).
+          subscriber: (ctx.extra.subscriber ??= subscriptions.connect(webSocketOutput(ctx.extra.socket))),
         });
         const args: ExecutionArgs = {
           schema,
