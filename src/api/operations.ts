@@ -75,6 +75,7 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
     deadlineMs: config.REQUEST_DEADLINE_MS,
     trace: tracing?.traceOperation,
+    subscriptions: services.subscriptions,
     mask: (error) => {
       const masked = maskError(error, 'Unexpected error.');
       if (masked !== error) failed(error);

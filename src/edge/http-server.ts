@@ -19,6 +19,7 @@ import { startWsServer } from './ws.js';
 import { useHealth } from './plugins/use-health.js';
 import { useLegacyRoutes } from './plugins/use-legacy-routes.js';
 import { usePipeline } from './plugins/use-pipeline.js';
+import { eventStreamOutput } from '../runtime/subscription-registry.js';
 import { useKeyFirst } from './plugins/use-key-first.js';
 import { useBodyLimit } from './plugins/use-body-limit.js';
 import { corsFor, useBrowserPolicy } from './plugins/use-browser-policy.js';
@@ -84,7 +85,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
       useKeyFirst('/graphql', api.accessControl.keyFirstAnswer),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      usePipeline({ pipeline: api.pipeline, operationRequest: api.operationRequest }),
+      usePipeline({ pipeline: api.pipeline, operationRequest: api.operationRequest, subscriber: (res) => services.subscriptions.connect(eventStreamOutput(res)) }),
       useHealth({ ready }),
       useLegacyRoutes({ door: api.legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),

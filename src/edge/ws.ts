@@ -15,6 +15,7 @@ import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
 import { unauthenticatedMessage } from '../pipeline/access.js';
+import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
 // connection_init, from its payload or else the upgrade request's headers: the API key (checked: refused -> 4403;
@@ -35,7 +36,7 @@ interface Caller {
   idpScopes: string | null | undefined;
 }
 
-type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller };
+type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller; subscriber?: SubscriberConnection };
 
 interface WsOperation {
   operation: OperationRequest;
@@ -59,7 +60,7 @@ export interface WsServerOptions {
 }
 
 export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsServerOptions) {
-  const { config, keys, metrics, log } = services;
+  const { config, keys, metrics, log, subscriptions } = services;
   /** One access line per operation, as HTTP requests have (src/edge/plugins/use-request-id.ts), and its count. */
   const accessLine = (operation: OperationRequest, name: string, outcome: string, started: number, type = 'unknown') => {
     metrics.wsOperations.inc({ type, outcome });
@@ -130,7 +131,15 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
       onSubscribe: (ctx, _id, payload) => {
         const caller: Caller = ctx.extra.caller ?? { principal: null, presentedKey: false, idpScopes: undefined };
         const requestId = randomUUID();
-        const operation: OperationRequest = { method: 'WS', httpStatus: false, requestId, log: log.child({ requestId }), caller: async () => caller };
+        const operation: OperationRequest = {
+          method: 'WS',
+          httpStatus: false,
+          requestId,
+          log: log.child({ requestId }),
+          caller: async () => caller,
+          // The socket's subscriptions share one bound on what waits for its client (src/runtime/subscription-registry.ts).
+          subscriber: () => (ctx.extra.subscriber ??= subscriptions.connect(webSocketOutput(ctx.extra.socket))),
+        };
         const prepared = pipeline.prepare(payload as GraphQLParams, operation);
         if (!isPrepared(prepared)) {
           accessLine(operation, payload.operationName ?? 'anonymous', 'error', performance.now());

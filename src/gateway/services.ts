@@ -19,6 +19,7 @@ import { createLoopRegistry } from '../runtime/supervised-loop.js';
 import { faultBackoff } from '../runtime/backoff.js';
 import { untilDeadline } from '../runtime/deadline.js';
 import { OutboundPolicy } from '../http/outbound-policy.js';
+import { createSubscriptionRegistry } from '../runtime/subscription-registry.js';
 
 // What the gateway runs on before any request: the database (migrated, or refused with one line), the event bus,
 // the trust store, the services every resolver and worker shares, and the workers (not started yet).
@@ -62,6 +63,12 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
       metrics,
       outbound,
       loops,
+      subscriptions: createSubscriptionRegistry({
+        maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY,
+        maxBufferedBytes: config.SUBSCRIPTION_MAX_BUFFERED_BYTES,
+        log: log.child({ component: 'subscriptions' }),
+        gauge: metrics.subscriptionsOpen,
+      }),
       log,
     };
     undo.push(async () => {

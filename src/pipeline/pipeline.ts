@@ -8,9 +8,10 @@ import { unauthenticatedMessage } from './access.js';
 import { executeCompiled } from './compiled.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
-import { refusal } from './operation.js';
+import { operationShape, refusal } from './operation.js';
 import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
+import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
 import { operationNameRefusal, type GraphQLParams } from './params.js';
 
 // One pipeline for every operation, whatever door it came in by (a JSON POST on node:http, Yoga's GET, SSE and
@@ -30,6 +31,8 @@ export interface OperationRequest {
   log: Logger;
   /** Who calls; asked once (memoized by the edge). */
   caller(): Promise<CallerContext>;
+  /** The client connection a subscription's results are written to (graphql-ws socket, SSE response), when known. */
+  subscriber?: (() => SubscriberConnection | undefined) | undefined;
 }
 
 /** What an operation span needs to know of the operation it wraps. */
@@ -52,6 +55,8 @@ export interface PipelineParts {
   /** Counts a subscription that started. */
   subscribed(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined }): void;
   metrics?: GatewayMetrics | undefined;
+  /** Open subscriptions: the per-key cap, the bound on a slow client, their access lines (src/runtime/subscription-registry.ts). */
+  subscriptions?: SubscriptionRegistry | undefined;
   /** Error masking (an error the client may not see becomes "Unexpected error." and is logged). */
   mask(error: unknown): GraphQLError;
   /** Runs of a document before it is compiled (GRAPHQL_JIT_AFTER_RUNS). */
@@ -165,8 +170,10 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         const args = await argsOf(prepared, request);
         const refused = await firstRefusal(guards, args);
         if (refused) return refused;
+        const stream = await normalizedExecutor(args);
+        if (!isAsyncIterable(stream)) return stream;
         parts.subscribed(args);
-        return normalizedExecutor(args);
+        return follow(stream, args, request, prepared);
       });
       return isAsyncIterable(outcome) ? mapAsyncIterator(outcome[Symbol.asyncIterator](), masked) : masked(outcome);
     }
@@ -184,6 +191,18 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     );
     done?.(result);
     return masked(result);
+  }
+
+  /** A stream as one open subscription of its client connection, bounded and counted; or its refusal (the stream ends). */
+  function follow(stream: AsyncIterable<ExecutionResult>, args: ExecutionArgs & { contextValue: Record<string, unknown> }, request: OperationRequest, prepared: PreparedOperation): OperationOutcome {
+    const connection = parts.subscriptions && request.subscriber?.();
+    if (!parts.subscriptions || !connection) return stream;
+    const principal = args.contextValue.principal as { keyId?: string } | null | undefined;
+    const fields = operationShape(schema, prepared.document, prepared.operationName)?.rootFields.map((f) => f.name) ?? [];
+    const followed = parts.subscriptions.follow(connection, { keyId: principal?.keyId ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
+    if (!('refused' in followed)) return followed;
+    parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
+    return { errors: [refusal(followed.message, followed.refused, request.httpStatus ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
   }
 
   async function argsOf(prepared: PreparedOperation, request: OperationRequest): Promise<ExecutionArgs & { contextValue: Record<string, unknown> }> {

@@ -25,6 +25,8 @@ export interface GatewayMetrics {
   readonly rateLimitLocal: Counter<'reason'>;
   /** For the delivery worker: one count per delivery attempt. */
   readonly deliveries: Counter<'channel' | 'outcome'>;
+  /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
+  readonly subscriptionsOpen: Gauge<'transport'>;
 }
 
 export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
@@ -110,5 +112,6 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
       registers,
     }),
     deliveries: new Counter({ name: 'gateway_delivery_outcomes_total', help: 'Notification delivery attempts by channel and outcome.', labelNames: ['channel', 'outcome'] as const, registers }),
+    subscriptionsOpen: new Gauge({ name: 'gateway_subscriptions_open', help: 'GraphQL subscriptions open now, by transport (graphql-ws, sse).', labelNames: ['transport'] as const, registers }),
   };
 }
