@@ -116,7 +116,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     if (refused) return refused;
     const params = checkedParams(body);
     if (params instanceof Error) return { errors: [params] };
-    const prepared = pipeline.prepare(params, operation);
+    const prepared = await pipeline.prepare(params, operation);
     if (!isPrepared(prepared)) return prepared;
     // A subscription asked for a JSON answer is Yoga's 406 (its result processor says so of a stream).
     return pipeline.execute(prepared, operation);
