@@ -1,8 +1,11 @@
-// `tsx bench/alternate.ts <label>=<url>[,<api key>] ...`: one request loaded against servers that are already
-// running (say the same gateway started from two trees), in alternating bursts so that a slow spell of a shared host
-// falls on every target alike. Prints each target's req/s over all its bursts and the median of their p99s.
-// ALT_REQUEST=getQueue (legacy POST /getQueue of queue ALT_QUEUE) or graphql (the same read over POST /graphql);
+// `tsx bench/alternate.ts <label>=<url>[,<api key>[,<request>]] ...`: one request loaded against servers that are
+// already running (say the same gateway started from two trees), in alternating bursts so that a slow spell of a
+// shared host falls on every target alike. Prints each target's req/s over all its bursts and the median of their p99s.
+// ALT_REQUEST (or a target's own <request>) = getQueue (legacy POST /getQueue of queue ALT_QUEUE), graphql (the same
+// read over POST /graphql) or graphql-id (that read's document named by its documentId: start the gateway with
+// TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints);
 // ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
+import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { median, runBench } from './lib.js';
 
@@ -13,8 +16,12 @@ const WARM_UP_SECONDS = Number(process.env.ALT_WARM_UP_SECONDS ?? 2);
 const QUEUE = process.env.ALT_QUEUE ?? 'bench';
 const REQUEST = process.env.ALT_REQUEST ?? 'getQueue';
 
+const READ = 'query($name: String!) { queue(name: $name) { name rate labels } }';
+const READ_ID = `sha256:${createHash('sha256').update(READ).digest('hex')}`;
+
 interface Target {
   label: string;
+  request: string;
   url: string;
   headers: Record<string, string>;
   requests: number;
@@ -24,9 +31,8 @@ interface Target {
 
 function requestOf(t: Target) {
   const headers = { 'content-type': 'application/json', ...t.headers };
-  if (REQUEST === 'graphql') {
-    return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: 'query($name: String!) { queue(name: $name) { name rate labels } }', variables: { name: QUEUE } }) };
-  }
+  if (t.request === 'graphql') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: READ, variables: { name: QUEUE } }) };
+  if (t.request === 'graphql-id') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ documentId: READ_ID, variables: { name: QUEUE } }) };
   return { method: 'POST' as const, path: '/getQueue', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'getQueue', params: { name: QUEUE }, id: 1 }) };
 }
 
@@ -37,11 +43,12 @@ async function burst(t: Target, seconds: number): Promise<Result> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === '--manifest') return void console.log(JSON.stringify({ [READ_ID]: READ }));
   const targets = process.argv.slice(2).map((arg): Target => {
     const [label, rest] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
-    const [url, key] = rest.split(',');
+    const [url, key, request] = rest.split(',');
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-    return { label, url: url!, headers, requests: 0, seconds: 0, p99s: [] };
+    return { label, request: request || REQUEST, url: url!, headers, requests: 0, seconds: 0, p99s: [] };
   });
   if (targets.length === 0) throw new Error('usage: tsx bench/alternate.ts <label>=<url>[,<api key>] ...');
   for (const t of targets) if (WARM_UP_SECONDS > 0) await burst(t, WARM_UP_SECONDS);
@@ -54,7 +61,7 @@ async function main(): Promise<void> {
       t.p99s.push(result.latency.p99);
     }
   }
-  console.log(`\n${REQUEST}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
+  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
   console.log('| target | req/s | p99 ms |');
   console.log('|---|---:|---:|');
   for (const t of targets) console.log(`| ${t.label} | ${(t.requests / t.seconds).toFixed(0)} | ${median(t.p99s)} |`);

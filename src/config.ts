@@ -4,6 +4,7 @@ import { parseOrigins } from './http/browser-policy.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
 import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
+import { parseManifestPaths, parseTrustedDocumentsPolicy } from './pipeline/trusted-documents.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -93,6 +94,20 @@ const envSchema = z.object({
   AUTH: z.enum(['on', 'off']).optional(),
   /** How long a checked key is trusted in memory before it is looked up again (revocation elsewhere takes this long). */
   AUTH_CACHE_MS: int(5000, 0),
+  /** Comma-separated paths of trusted-document manifests (the persisted-documents.json codegen's client preset writes). */
+  TRUSTED_DOCUMENTS_MANIFESTS: z.string().default('').transform(parseManifestPaths),
+  /** Which callers may run listed documents only: token (the default), all, off, or a comma-separated list of token, key, anonymous. */
+  TRUSTED_DOCUMENTS: z
+    .string()
+    .default('token')
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedDocumentsPolicy(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   GRAPHQL_MAX_DEPTH: int(12, 1),
   GRAPHQL_MAX_ALIASES: int(30, 0),
   GRAPHQL_MAX_COST: int(50_000, 1),
@@ -146,6 +161,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (result.data.HTTP_HEADERS_TIMEOUT_MS > result.data.HTTP_REQUEST_TIMEOUT_MS) {
     throw new Error(
       `Invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (${result.data.HTTP_REQUEST_TIMEOUT_MS}); the headers are part of the request.`,
+    );
+  }
+  // Keys and anonymous callers exist whatever else is set: held to no manifest at all, they could run nothing.
+  if ((result.data.TRUSTED_DOCUMENTS.has('key') || result.data.TRUSTED_DOCUMENTS.has('anonymous')) && result.data.TRUSTED_DOCUMENTS_MANIFESTS.length === 0) {
+    throw new Error(
+      `Invalid configuration:\n  TRUSTED_DOCUMENTS: holds ${[...result.data.TRUSTED_DOCUMENTS].join(', ')} callers to the trusted documents, but TRUSTED_DOCUMENTS_MANIFESTS names no manifest.`,
     );
   }
   const auth = result.data.AUTH ?? (result.data.DATABASE_URL ? 'on' : 'off');

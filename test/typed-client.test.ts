@@ -6,9 +6,10 @@ import { startSink, type Sink } from './channels/sink.js';
 import { startTestGateway, type TestGateway } from './helpers/gateway.js';
 
 // The front-end path of docs/typed-client.md, as a front-end team would walk it: the client preset generates typed
-// documents from the contract and the example's own operations, the compiler checks the example (and refuses the
-// mistakes of src/misuse.ts), and the example runs against a real gateway with AUTH=on, its subscription ending by
-// itself after the task's end status.
+// documents from the contract and the example's own operations, with their manifest of trusted documents; the
+// compiler checks the example (and refuses the mistakes of src/misuse.ts), and the example runs against a real
+// gateway with AUTH=on that loads the manifest and holds every caller to it (TRUSTED_DOCUMENTS=all), so each of its
+// operations, the subscription too, is sent by id; the subscription ends by itself after the task's end status.
 
 const ROOT = resolve(import.meta.dirname, '..');
 const EXAMPLE = join(ROOT, 'examples/typed-client');
@@ -29,8 +30,18 @@ let t: TestGateway;
 let sink: Sink;
 let key = '';
 
+let generated: ReturnType<typeof spawnSync>;
+
 beforeAll(async () => {
-  t = await startTestGateway('pglite', { AUTH: 'on', HOST: '127.0.0.1' });
+  // The build a front end runs first: typed documents and the manifest the gateway is then deployed with.
+  generated = spawnSync(bin('graphql-codegen'), ['--config', 'codegen.ts', '--silent'], { cwd: EXAMPLE, encoding: 'utf8' });
+  expect(generated.status, String(generated.stderr)).toBe(0);
+  t = await startTestGateway('pglite', {
+    AUTH: 'on',
+    HOST: '127.0.0.1',
+    TRUSTED_DOCUMENTS: 'all',
+    TRUSTED_DOCUMENTS_MANIFESTS: join(EXAMPLE, 'src/gql/persisted-documents.json'),
+  });
   sink = await startSink();
   ({ key } = await createApiKey(t.gateway.services.db, { name: 'front end', scopes: ['identity:read', 'queues:write', 'tasks:read', 'tasks:write'] }));
 }, 60_000);
@@ -40,9 +51,7 @@ afterAll(async () => {
 });
 
 describe('typed client for front ends (examples/typed-client)', () => {
-  it('generates, type-checks (refusing the misuses) and runs against the gateway with a key', async () => {
-    const generated = spawnSync(bin('graphql-codegen'), ['--config', 'codegen.ts', '--silent'], { cwd: EXAMPLE, encoding: 'utf8' });
-    expect(generated.status, generated.stderr).toBe(0);
+  it('generates, type-checks (refusing the misuses) and runs its trusted documents against the gateway with a key', async () => {
     const checked = spawnSync(bin('tsc'), ['-p', 'examples/typed-client/tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
     expect(checked.stdout + checked.stderr).toBe('');
     expect(checked.status).toBe(0);

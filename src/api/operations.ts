@@ -11,6 +11,7 @@ import { accessControl as createAccessControl } from '../pipeline/access.js';
 import { carriesHttpStatus } from '../pipeline/operation.js';
 import { storableInputGuard } from '../pipeline/storable-input-guard.js';
 import { createDocuments } from '../pipeline/documents.js';
+import { loadTrustedDocuments } from '../pipeline/trusted-documents.js';
 import { createPipeline, type OperationRequest, type Pipeline } from '../pipeline/pipeline.js';
 import { legacyDoor, type LegacyDoor } from './legacy/legacy-door.js';
 import { allRpcRoutes } from './legacy/routes.js';
@@ -62,10 +63,17 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
   );
   const schema = buildSchema();
   const failed = logFailure(log);
+  const { documents: trusted, invalid } = loadTrustedDocuments({ paths: config.TRUSTED_DOCUMENTS_MANIFESTS, policy: config.TRUSTED_DOCUMENTS, schema });
+  if (config.TRUSTED_DOCUMENTS_MANIFESTS.length) {
+    log.info({ manifests: config.TRUSTED_DOCUMENTS_MANIFESTS, documents: trusted.size, listedOnly: [...config.TRUSTED_DOCUMENTS] }, 'trusted documents loaded');
+  }
+  // Not a reason to refuse the start: a front end built against an older contract still runs its other documents.
+  for (const { manifest, id, message } of invalid) log.warn({ manifest, id }, `a trusted document does not validate against the schema: ${message}`);
   const pipeline = createPipeline({
     schema,
     auth: config.AUTH,
-    documents: createDocuments({ schema, maxDepth: config.GRAPHQL_MAX_DEPTH, metrics }),
+    documents: createDocuments({ schema, maxDepth: config.GRAPHQL_MAX_DEPTH, metrics, pinned: trusted.parsed }),
+    trusted,
     services: services as unknown as Record<string, unknown>,
     // Every operation passes these, in this order, on every door.
     guards: [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits],

@@ -8,6 +8,7 @@ import type { AppServices } from '../services.js';
 import type { Api } from '../api/operations.js';
 import { logFailure } from '../api/log-failure.js';
 import { maskError } from '../pipeline/mask-error.js';
+import { EXTRA_PARAM_NAMES } from '../pipeline/params.js';
 import { browserRefusal } from '../http/browser-policy.js';
 import { listen } from '../http/listen.js';
 import { takesUpgrade } from '../http/request-target.js';
@@ -66,6 +67,8 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
     // MAX_BODY_BYTES is enforced by useBodyLimit below, before Yoga reads a body. Yoga's own 25 MB limit would pipe
     // every body through a counting stream (a TransformStream, a second Request and an AbortController per request).
     maxRequestBodySize: false,
+    // A trusted document's id (GraphQL over HTTP's persisted documents); the pipeline checks it (src/pipeline/params.ts).
+    extraParamNames: EXTRA_PARAM_NAMES,
     cors: corsFor(browserPolicy),
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),

@@ -122,7 +122,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     if (refused) return refused;
     const params = checkedParams(body);
     if (params instanceof Error) return { errors: [params] };
-    const prepared = pipeline.prepare(params, operation);
+    const prepared = await pipeline.prepare(params, operation);
     if (!isPrepared(prepared)) return prepared;
     const outcome = await pipeline.execute(prepared, operation);
     if (!isAsyncIterable(outcome)) return outcome;

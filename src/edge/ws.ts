@@ -14,7 +14,7 @@ import { ValidationError } from '../errors.js';
 import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '../http/caller-headers.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
-import { unauthenticatedMessage } from '../pipeline/access.js';
+import { unauthenticatedMessage, type CallerContext } from '../pipeline/access.js';
 import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
@@ -30,13 +30,7 @@ const WS_BAD_REQUEST = 4400;
 /** graphql-ws's "Forbidden" close code. */
 const WS_FORBIDDEN = 4403;
 
-interface Caller {
-  principal: Principal | null;
-  presentedKey: boolean;
-  idpScopes: string | null | undefined;
-}
-
-type Extra = { socket: WebSocket; request: IncomingMessage; caller?: Caller; subscriber?: SubscriberConnection };
+type Extra = { socket: WebSocket; request: IncomingMessage; caller?: CallerContext; subscriber?: SubscriberConnection };
 
 interface WsOperation {
   operation: OperationRequest;
@@ -123,13 +117,15 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
           ctx.extra.socket.close(WS_BAD_REQUEST, error.message.slice(0, 120));
           return false;
         }
-        ctx.extra.caller = { principal, presentedKey: key !== null, idpScopes };
+        ctx.extra.caller = { principal, presentedKey: key !== null, idpScopes, kind: principal ? 'key' : 'anonymous' };
         return true;
       },
       // The operation runs on the one pipeline (src/pipeline/): its document step here, so that a document that does
-      // not parse or validate is graphql-ws's `error` message; guards, execution and masking in execute/subscribe.
-      onSubscribe: (ctx, _id, payload) => {
-        const caller: Caller = ctx.extra.caller ?? { principal: null, presentedKey: false, idpScopes: undefined };
+      // not parse or validate (or a trusted document refused) is graphql-ws's `error` message; guards, execution and
+      // masking in execute/subscribe. A trusted document is named by `documentId` beside an empty `query` (the
+      // protocol insists on a string there), or by Apollo's `extensions.persistedQuery`.
+      onSubscribe: async (ctx, _id, payload) => {
+        const caller: CallerContext = ctx.extra.caller ?? { principal: null, presentedKey: false, idpScopes: undefined, kind: 'anonymous' };
         const requestId = randomUUID();
         const operation: OperationRequest = {
           method: 'WS',
@@ -140,7 +136,7 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
           // The socket's subscriptions share one bound on what waits for its client (src/runtime/subscription-registry.ts).
           subscriber: () => (ctx.extra.subscriber ??= subscriptions.connect(webSocketOutput(ctx.extra.socket))),
         };
-        const prepared = pipeline.prepare(payload as GraphQLParams, operation);
+        const prepared = await pipeline.prepare(payload as GraphQLParams, operation);
         if (!isPrepared(prepared)) {
           accessLine(operation, payload.operationName ?? 'anonymous', 'error', performance.now());
           return (prepared.errors ?? []).map(withoutHttp);

@@ -1,6 +1,6 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../access/access-rules.js';
-import { hasScope, presentedKey, type Principal } from '../access/principal.js';
+import { hasScope, presentedKey, type CallerKind, type Principal } from '../access/principal.js';
 import type { KeyVerifier } from '../access/api-keys.js';
 import type { GraphQLContext } from '../schema/context.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
@@ -75,8 +75,16 @@ export function checkAccess(
   return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed });
 }
 
-/** The caller's part of an operation's context: who calls (principal), whether a key was sent, and X-IdpScopes. */
-export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { presentedKey: boolean };
+/**
+ * The caller's part of an operation's context: who calls (principal), whether a key was sent, X-IdpScopes, and how
+ * the caller proved who it is (`kind`; absent, it is read from the principal: see callerKind).
+ */
+export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { presentedKey: boolean; kind?: CallerKind | undefined };
+
+/** The kind of caller: as the door that settled it said, else a key when a principal was found, else anonymous. */
+export function callerKind(caller: CallerContext): CallerKind {
+  return caller.kind ?? (caller.principal ? 'key' : 'anonymous');
+}
 
 /**
  * The caller of a request (`callerOf`, once per request), the 401 an HTTP request without a valid key gets before
@@ -106,10 +114,11 @@ export function accessControl(options: AccessControlOptions): {
     let found = seen.get(request);
     if (!found) {
       const key = presentedKey((name) => request.headers.get(name));
-      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal) => ({
+      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal): CallerContext => ({
         principal,
         presentedKey: key !== null,
         idpScopes: request.headers.get('x-idpscopes'),
+        kind: principal ? 'key' : 'anonymous',
       }));
       seen.set(request, found);
     }

@@ -6,7 +6,9 @@ import { sourceNesting } from './query-limits.js';
 
 // The one cache of documents, by their text: parsed once, validated once. What depends on a document and its
 // operation (its shape, its limit verdicts, its compiled function, its runs so far) is kept beside it, keyed by the
-// document this cache hands out (src/pipeline/operation.ts operationCache), so it lives as long as its entry.
+// document this cache hands out (src/pipeline/operation.ts operationCache), so it lives as long as its entry. The
+// trusted documents (src/pipeline/trusted-documents.ts) are parsed at start-up and kept for good beside the LRU, so
+// that a flood of one-off texts never evicts what a front end runs; the same text sent by a key is the same entry.
 
 export interface Documents {
   /** The document of `text`, or the error its parse ends in (GRAPHQL_PARSE_FAILED, HTTP 400). */
@@ -19,8 +21,10 @@ export interface DocumentsOptions {
   schema: GraphQLSchema;
   /** GRAPHQL_MAX_DEPTH: bracket nesting is bounded before parsing (graphql-js parses recursively). */
   maxDepth: number;
-  /** Documents kept. */
+  /** Documents kept (beyond the pinned ones). */
   max?: number;
+  /** Documents kept for good, parsed, by their text (the trusted documents). */
+  pinned?: ReadonlyMap<string, DocumentNode> | undefined;
   metrics?: GatewayMetrics | undefined;
 }
 
@@ -31,6 +35,7 @@ export function createDocuments(options: DocumentsOptions): Documents {
   const maxNesting = Math.max(64, options.maxDepth * 4);
   const byText = new LRUCache<string, Parsed>({ max: options.max ?? 1000 });
   const validity = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+  const pinned = new Map<string, Parsed>([...(options.pinned ?? [])].map(([text, document]) => [text, { document }]));
 
   const parseText = (text: string): Parsed => {
     if (sourceNesting(text) > maxNesting) {
@@ -53,7 +58,7 @@ export function createDocuments(options: DocumentsOptions): Documents {
 
   return {
     parsed(text) {
-      let found = byText.get(text);
+      let found = pinned.get(text) ?? byText.get(text);
       if (!found) {
         found = parseText(text);
         if (!('counted' in found)) byText.set(text, found);

@@ -1,18 +1,25 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 
-// The parameters of a GraphQL request (GraphQL over HTTP: query, variables, operationName, extensions), read from a
-// JSON body with the very errors Yoga gives for the same body, so that a request answered on node:http
-// (src/edge/node-graphql.ts) reads the same as one answered by Yoga's edge (GET, SSE, multipart).
+// The parameters of a GraphQL request (GraphQL over HTTP: query, variables, operationName, extensions; or, instead
+// of query, the documentId of a trusted document), read from a JSON body with the very errors Yoga gives for the same
+// body, so that a request answered on node:http (src/edge/node.ts) reads the same as one answered by Yoga's edge (GET,
+// SSE, multipart).
 
 export interface GraphQLParams {
-  query: string;
+  /** The document's text; absent (or empty) when the request names a trusted document instead. */
+  query?: string | undefined;
+  /** A trusted document's id (checked by the pipeline's document step, whatever the edge: see namedDocument). */
+  documentId?: unknown;
   variables?: Record<string, unknown> | null | undefined;
   operationName?: string | null | undefined;
   extensions?: Record<string, unknown> | null | undefined;
 }
 
-const EXPECTED = new Set(['query', 'variables', 'operationName', 'extensions']);
+const EXPECTED = new Set(['query', 'documentId', 'variables', 'operationName', 'extensions']);
+
+/** The names Yoga's own parameter check must let through (its `extraParamNames`). */
+export const EXTRA_PARAM_NAMES = ['documentId'];
 
 const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
 
@@ -48,8 +55,8 @@ export function checkedParams(params: Record<string, unknown>): GraphQLParams | 
   for (const name in params) {
     if (params[name] != null && !EXPECTED.has(name)) return badRequest(`Unexpected parameter "${name}" in the request body.`, { status: 400 });
   }
-  if (params.query == null) return badRequest('Must provide query string.', { spec: true, status: 400, headers: ALLOW });
-  if (typeof params.query !== 'string') return badRequest(`Expected "query" param to be a string, but given ${kindOf(params.query)}.`, { status: 400, headers: ALLOW });
+  if (params.query == null && !namesDocument(params)) return badRequest('Must provide query string.', { spec: true, status: 400, headers: ALLOW });
+  if (params.query != null && typeof params.query !== 'string') return badRequest(`Expected "query" param to be a string, but given ${kindOf(params.query)}.`, { status: 400, headers: ALLOW });
   const refused = operationNameRefusal(params.operationName);
   if (refused) return refused;
   for (const name of ['variables', 'extensions'] as const) {
@@ -59,4 +66,37 @@ export function checkedParams(params: Record<string, unknown>): GraphQLParams | 
     }
   }
   return params as unknown as GraphQLParams;
+}
+
+/** The sha256Hash of Apollo's persisted-query extension (`extensions.persistedQuery`), when one is sent. */
+function persistedQueryHash(extensions: unknown): string | undefined {
+  if (extensions === null || typeof extensions !== 'object') return undefined;
+  const persisted = (extensions as Record<string, unknown>).persistedQuery;
+  if (persisted === null || typeof persisted !== 'object') return undefined;
+  const hash = (persisted as Record<string, unknown>).sha256Hash;
+  return typeof hash === 'string' ? hash : undefined;
+}
+
+const hasText = (query: unknown) => query != null && query !== '';
+
+/** Whether the parameters name a trusted document rather than send a text (then no `query` is needed). */
+export function namesDocument(params: Record<string, unknown>): boolean {
+  return (params.documentId != null && params.documentId !== '') || (!hasText(params.query) && persistedQueryHash(params.extensions) !== undefined);
+}
+
+/**
+ * The trusted document the parameters name: `documentId`, else (with no text) Apollo's
+ * `extensions.persistedQuery.sha256Hash` as the id `sha256:<hash>`; null when they send a text; or the 400 of a
+ * documentId that is not a string or comes with a text. An empty `query` is no text (graphql-ws's subscribe message
+ * must carry a string), an empty documentId no id (as Yoga reads an empty GET parameter).
+ */
+export function namedDocument(params: GraphQLParams): { id: string } | { error: GraphQLError } | null {
+  const { documentId } = params;
+  if (documentId == null || documentId === '') {
+    const hash = hasText(params.query) ? undefined : persistedQueryHash(params.extensions);
+    return hash === undefined ? null : { id: `sha256:${hash}` };
+  }
+  if (typeof documentId !== 'string') return { error: badRequest(`Expected "documentId" param to be a string, but given ${kindOf(documentId)}.`, { status: 400, headers: ALLOW }) };
+  if (hasText(params.query)) return { error: badRequest('Send either "query" or "documentId", not both.', { status: 400, headers: ALLOW }) };
+  return { id: documentId };
 }

@@ -4,7 +4,7 @@ import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import type { CallerContext } from './access.js';
-import { unauthenticatedMessage } from './access.js';
+import { callerKind, unauthenticatedMessage } from './access.js';
 import { executeCompiled } from './compiled.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
@@ -12,10 +12,12 @@ import { operationShape, refusal } from './operation.js';
 import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
 import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
-import { operationNameRefusal, type GraphQLParams } from './params.js';
+import { namedDocument, operationNameRefusal, type GraphQLParams } from './params.js';
+import { documentNotFound, documentRequired, type TrustedDocuments } from './trusted-documents.js';
 
 // One pipeline for every operation, whatever door it came in by (a JSON POST on node:http, Yoga's GET, SSE and
-// multipart, graphql-ws, a legacy path): caller -> document -> guards -> execute -> mask -> observe. The edges
+// multipart, graphql-ws, a legacy path): caller -> document (a trusted document's id, or a text the caller may send)
+// -> guards -> execute -> mask -> observe. The edges
 // (src/edge/) turn their transport into an OperationRequest and the result back into their answer; nothing here
 // knows HTTP beyond the status an error should carry when the answer has one.
 
@@ -47,6 +49,8 @@ export interface PipelineParts {
   schema: GraphQLSchema;
   auth: 'on' | 'off';
   documents: Documents;
+  /** The trusted documents a request may name by id, and which callers may run only those (TRUSTED_DOCUMENTS). */
+  trusted: TrustedDocuments;
   /** Services and whatever else every operation's context holds. */
   services: Record<string, unknown>;
   guards: readonly OperationGuard[];
@@ -84,8 +88,11 @@ export interface Pipeline {
   readonly schema: GraphQLSchema;
   /** Caller rules asked before anything else of a request is read (AUTH=on without a valid key; repeated caller headers). */
   callerRefusal(request: OperationRequest): Promise<ExecutionResult | null>;
-  /** The document step: parsed, one operation chosen (HTTP rules for GET), validated; or the request's errors. */
-  prepare(params: GraphQLParams, request: OperationRequest): PreparedOperation | ExecutionResult;
+  /**
+   * The document step: the trusted document the request names, or its text when its caller may send one; parsed,
+   * one operation chosen (HTTP rules for GET), validated; or the request's errors.
+   */
+  prepare(params: GraphQLParams, request: OperationRequest): Promise<PreparedOperation | ExecutionResult>;
   /** Guards, execution (within the deadline), masking and metrics. */
   execute(prepared: PreparedOperation, request: OperationRequest, options?: { variablesFromRoute?: boolean }): Promise<OperationOutcome>;
   /** All of it, for one request. */
@@ -107,7 +114,7 @@ const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> 
 };
 
 export function createPipeline(parts: PipelineParts): Pipeline {
-  const { schema, documents, guards } = parts;
+  const { schema, documents, guards, trusted } = parts;
 
   async function callerRefusal(request: OperationRequest): Promise<ExecutionResult | null> {
     const caller = await request.caller();
@@ -125,10 +132,33 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     return null;
   }
 
-  function prepare(params: GraphQLParams, request: OperationRequest): PreparedOperation | ExecutionResult {
+  /** The text the request runs: its trusted document's, or its own when its caller may send one. */
+  async function sourceOf(params: GraphQLParams, request: OperationRequest): Promise<{ text: string } | { error: GraphQLError }> {
+    const named = namedDocument(params);
+    if (named && 'error' in named) return named;
+    if (named) {
+      const text = trusted.text(named.id);
+      if (text !== undefined) return { text };
+      parts.metrics?.rejected.inc({ reason: 'persisted_document' });
+      return { error: documentNotFound(named.id) };
+    }
+    // The caller is asked only when some kind of caller is held to the manifests (it is known by now on every door).
+    if (trusted.restricts) {
+      const kind = callerKind(await request.caller());
+      if (trusted.listedOnly(kind)) {
+        parts.metrics?.rejected.inc({ reason: 'persisted_document' });
+        return { error: documentRequired(kind) };
+      }
+    }
+    return { text: params.query ?? '' };
+  }
+
+  async function prepare(params: GraphQLParams, request: OperationRequest): Promise<PreparedOperation | ExecutionResult> {
     const badName = operationNameRefusal(params.operationName);
     if (badName) return { errors: [badName] };
-    const parsed = documents.parsed(params.query);
+    const source = await sourceOf(params, request);
+    if ('error' in source) return { errors: [source.error] };
+    const parsed = documents.parsed(source.text);
     if ('error' in parsed) return { errors: [parsed.error] };
     const { document } = parsed;
     // An empty name is no name (a client that always sends the field).
@@ -144,7 +174,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     }
     const invalid = documents.validationErrors(document);
     if (invalid.length) return { errors: invalid };
-    return { document, query: params.query, variables: params.variables ?? {}, operationName, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
+    return { document, query: source.text, variables: params.variables ?? {}, operationName, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
   }
 
   function contextOf(request: OperationRequest, caller: CallerContext, prepared: PreparedOperation): Record<string, unknown> {
@@ -226,7 +256,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     execute: (prepared, request, options) => orMasked(() => execute(prepared, request, options)),
     run: (params, request) =>
       orMasked(async () => {
-        const prepared = prepare(params, request);
+        const prepared = await prepare(params, request);
         return isPrepared(prepared) ? execute(prepared, request) : prepared;
       }),
     async runRoute(request, document, query, variables) {

@@ -12,31 +12,57 @@ export interface TransportAnswer {
   /** graphql-ws: the close code when the server closed the socket instead of answering. */
   closeCode?: number;
   closeReason?: string;
+  /** HTTP: the answer's Cache-Control and Vary. */
+  cacheControl?: string | null;
+  vary?: string | null;
 }
 
 export async function overHttp(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<TransportAnswer> {
+  return postParams(url, { query, variables }, headers);
+}
+
+/** Any GraphQL parameters (a query, or a trusted document's `documentId`) as a JSON POST asking for a JSON answer. */
+export async function postParams(url: string, params: Record<string, unknown>, headers: Record<string, string> = {}): Promise<TransportAnswer> {
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify(params),
   });
-  return { status: res.status, results: [(await res.json()) as TransportAnswer['results'][number]] };
+  return { status: res.status, results: [(await res.json()) as TransportAnswer['results'][number]], cacheControl: res.headers.get('cache-control'), vary: res.headers.get('vary') };
+}
+
+/** GraphQL parameters in a GET's query string (objects as JSON), as GraphQL over HTTP sends them; `accept` as given. */
+export async function getParams(url: string, params: Record<string, unknown>, headers: Record<string, string> = {}): Promise<TransportAnswer> {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) search.set(name, typeof value === 'string' ? value : JSON.stringify(value));
+  const res = await fetch(`${url}/graphql?${search}`, { headers: { accept: 'application/graphql-response+json', ...headers } });
+  if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) return { ...(await readEvents(res, 1, () => undefined)), cacheControl: res.headers.get('cache-control'), vary: res.headers.get('vary') };
+  return { status: res.status, results: [(await res.json()) as TransportAnswer['results'][number]], cacheControl: res.headers.get('cache-control'), vary: res.headers.get('vary') };
 }
 
 /** Reads `event: next` data of a GraphQL-over-SSE answer until `complete` (or `limit` results). */
 export async function overSse(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}, limit = 1): Promise<TransportAnswer> {
+  return sseParams(url, { query, variables }, headers, limit);
+}
+
+/** Any GraphQL parameters POSTed for a GraphQL-over-SSE answer, read as overSse reads it. */
+export async function sseParams(url: string, params: Record<string, unknown>, headers: Record<string, string> = {}, limit = 1): Promise<TransportAnswer> {
   const controller = new AbortController();
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
     signal: controller.signal,
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify(params),
   });
-  const results: TransportAnswer['results'] = [];
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const text = await res.text();
     return { status: res.status, results: text ? [JSON.parse(text)] : [] };
   }
+  return readEvents(res, limit, () => controller.abort());
+}
+
+async function readEvents(res: Response, limit: number, stop: () => void): Promise<TransportAnswer> {
+  const results: TransportAnswer['results'] = [];
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -61,7 +87,8 @@ export async function overSse(url: string, query: string, variables: Record<stri
       if (complete) break;
     }
   } finally {
-    controller.abort();
+    stop();
+    await reader.cancel().catch(() => undefined);
   }
   return { status: res.status, results };
 }
@@ -72,6 +99,15 @@ export function overWs(
   query: string,
   variables: Record<string, unknown> = {},
   options: { headers?: Record<string, string | string[]>; init?: Record<string, unknown>; limit?: number; operationName?: string } = {},
+): Promise<TransportAnswer> {
+  return wsParams(url, { query, variables, ...(options.operationName !== undefined && { operationName: options.operationName }) }, options);
+}
+
+/** Any subscribe payload (graphql-ws insists on a string `query`: send `query: ''` beside a `documentId`). */
+export function wsParams(
+  url: string,
+  payload: Record<string, unknown>,
+  options: { headers?: Record<string, string | string[]>; init?: Record<string, unknown>; limit?: number } = {},
 ): Promise<TransportAnswer> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { headers: options.headers ?? {} });
@@ -88,7 +124,7 @@ export function overWs(
     });
     socket.on('message', (raw) => {
       const message = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
-      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables, ...(options.operationName !== undefined && { operationName: options.operationName }) } }));
+      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload }));
       else if (message.type === 'next') {
         results.push(message.payload as TransportAnswer['results'][number]);
         if (results.length >= (options.limit ?? 1)) finish();

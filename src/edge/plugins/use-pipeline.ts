@@ -2,12 +2,17 @@ import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { SubscriberConnection } from '../../runtime/subscription-registry.js';
 import type { OperationRequest, Pipeline } from '../../pipeline/pipeline.js';
-import type { GraphQLParams } from '../../pipeline/params.js';
+import { namesDocument, type GraphQLParams } from '../../pipeline/params.js';
 
 // Yoga's edge hands every operation it has read (GET, SSE, multipart, and whatever the node:http edge left to it) to
 // the one pipeline: Yoga reads the transport (its request parsers, its parameter checks, which run after this hook)
 // and answers (its result processors: JSON, event stream, multipart); parsing, validation, guards, execution and
 // masking are the pipeline's, so envelop's parse, validate, context and execute never run.
+//
+// A trusted document's id (`documentId`) reaches the pipeline as the node:http edge passes it: Yoga's GET parser
+// reads only query, variables, operationName and extensions from the URL, so the id is added to what it read; Yoga's
+// parameter check lets the name through (`extraParamNames`, src/edge/http-server.ts) but insists on a `query`, so a
+// request naming a document carries an empty one past it (an empty query is no text to the pipeline).
 
 export interface PipelineEdgeOptions {
   pipeline: Pipeline;
@@ -19,13 +24,25 @@ export interface PipelineEdgeOptions {
 export function usePipeline(options: PipelineEdgeOptions): Plugin {
   const { pipeline } = options;
   return {
-    async onParams({ request, setParamsHandler, setResult, context }) {
+    onRequestParse({ request, url }) {
+      if (request.method !== 'GET') return;
+      return {
+        onRequestParseDone({ requestParserResult, setRequestParserResult }) {
+          const documentId = url.searchParams.get('documentId');
+          if (!documentId || Array.isArray(requestParserResult)) return;
+          const withId: GraphQLParams = { ...requestParserResult, documentId };
+          setRequestParserResult(withId as typeof requestParserResult);
+        },
+      };
+    },
+    async onParams({ request, params, setParams, setParamsHandler, setResult, context }) {
       const res = (context as { res?: ServerResponse }).res;
       // A request handed to yoga.fetch in-process has no response of node's: its streams are not counted.
       const operation = res ? { ...options.operationRequest(request), subscriber: () => options.subscriber(res) } : options.operationRequest(request);
       // Before Yoga's parameter checks, as on the node:http edge: 401 first, then repeated caller headers.
       const refused = await pipeline.callerRefusal(operation);
       if (refused) return setResult(refused);
+      if (params.query == null && namesDocument(params as Record<string, unknown>)) setParams({ ...params, query: '' });
       setParamsHandler(({ params }) => pipeline.run(params as GraphQLParams, operation));
     },
   };
