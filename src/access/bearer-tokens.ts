@@ -33,7 +33,7 @@ export type TokenVerdict = { principal: Principal } | { problem: string };
 export interface TokenVerifier {
   /** Throws ProviderUnavailableError when the provider's keys cannot be read (an outage: 503, not 401). */
   verify(token: string): Promise<TokenVerdict>;
-  /** Reads the discovery document and keys ahead of the first token; logs (and keeps trying later) on failure. */
+  /** Reads the discovery document ahead of the first token; logs on failure, and the first token tries again. */
   warmUp(): Promise<void>;
 }
 
@@ -127,7 +127,9 @@ export function createTokenVerifier(settings: TokenSettings, log: Logger): Token
       try {
         await keySet();
       } catch {
-        // logged by keySet; a token arriving later tries again
+        // Logged by keySet. A start-up that kept the event loop busy past the fetch's timeout is no reason to refuse
+        // the first tokens for a whole cooldown: the floor counts from failures that tokens met.
+        failedAt = -Infinity;
       }
     },
   };

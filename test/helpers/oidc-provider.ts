@@ -56,6 +56,9 @@ export interface TestProvider {
   token(clientId: string, scope: string, resource?: string): Promise<string>;
   /** How many times the JWKS has been read. */
   jwksReads(): number;
+  /** Stops listening (connections are refused), keeping the port and issuer for `resume`. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,7 +103,13 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
     void current!.callback()(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   const byId = new Map(clients.map((c) => [c.id, c]));
 
   const make = (published: SigningKey[]) =>
@@ -157,10 +166,8 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
       return body.access_token;
     },
     jwksReads: () => reads,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    pause: stop,
+    resume: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+    close: () => (server.listening ? stop() : Promise.resolve()),
   };
 }
