@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importIdentity } from '../src/identity/import.js';
+import { loadConfig } from '../src/config.js';
 import { TOKEN_EXPIRED_REASON } from '../src/edge/ws.js';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
@@ -411,5 +412,28 @@ describe('claims in a namespace, and a provider that cannot be reached', () => {
     } finally {
       await Promise.all([cold.close(), later.close()]);
     }
+  });
+});
+
+describe('OpenID settings', () => {
+  const base = { HOST: '127.0.0.1', OIDC_ISSUER: 'https://login.example/realms/gw', OIDC_AUDIENCE: GATEWAY_RESOURCE };
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('refuses at start-up what would let forged or foreign tokens in', () => {
+    expect(refusal(base)).toBeNull();
+    expect(refusal({ ...base, OIDC_ALGORITHMS: 'RS256,HS256' })).toContain('OIDC_ALGORITHMS: HS256 not allowed');
+    expect(refusal({ ...base, OIDC_ALGORITHMS: 'none' })).toContain('OIDC_ALGORITHMS: none not allowed');
+    expect(refusal({ ...base, OIDC_AUDIENCE: '' })).toContain('OIDC_AUDIENCE');
+    expect(refusal({ HOST: '127.0.0.1', OIDC_ISSUER: base.OIDC_ISSUER })).toContain('OIDC_AUDIENCE: required with OIDC_ISSUER');
+    expect(refusal({ ...base, OIDC_ISSUER: 'http://login.example/realms/gw' })).toContain('OIDC_ISSUER: must be https://');
+    expect(refusal({ ...base, OIDC_ISSUER: 'http://127.0.0.1:8080' })).toBeNull();
+    expect(refusal({ ...base, OIDC_ISSUER: 'ftp://login.example' })).toContain('OIDC_ISSUER');
   });
 });
