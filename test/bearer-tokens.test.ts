@@ -389,10 +389,10 @@ describe('claims in a namespace, and a provider that cannot be reached', () => {
     // `t` has read the keys already: it goes on verifying while the provider is away, until they are OIDC_JWKS_CACHE_MS old.
     expect((await overHttp(t.url, '{ __typename }', {}, bearer(token))).status).toBe(200);
     await provider.pause();
+    expect((await overHttp(t.url, '{ __typename }', {}, bearer(token))).status).toBe(200);
     // Two gateways that start while the provider is away: neither can discover it.
     const [cold, later] = await Promise.all([startTestGateway('pglite', oidcEnv(provider)), startTestGateway('pglite', oidcEnv(provider))]);
     try {
-      expect((await overHttp(t.url, '{ __typename }', {}, bearer(token))).status).toBe(200);
       const res = await fetch(`${cold.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(token) }, body: JSON.stringify({ query: '{ queues(first: 1) { totalCount } }' }) });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).not.toBeNull();
