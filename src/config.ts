@@ -5,6 +5,7 @@ import { OutboundPolicy } from './http/outbound-policy.js';
 import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
 import { parseManifestPaths, parseTrustedDocumentsPolicy } from './pipeline/trusted-documents.js';
+import { ASYMMETRIC_ALGORITHMS, DEFAULT_TOKEN_ALGORITHMS } from './access/token-rules.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -92,7 +93,7 @@ const envSchema = z.object({
   SCHEDULER_REAP_INTERVAL_MS: int(15_000, 100),
   /** on: every request needs an API key; off: allowed only on a loopback HOST. Default: on when DATABASE_URL is set. */
   AUTH: z.enum(['on', 'off']).optional(),
-  /** How long a checked key is trusted in memory before it is looked up again (revocation elsewhere takes this long). */
+  /** How long a checked key (or verified bearer token, never past its expiry) is trusted in memory before it is checked again. */
   AUTH_CACHE_MS: int(5000, 0),
   /** Comma-separated paths of trusted-document manifests (the persisted-documents.json codegen's client preset writes). */
   TRUSTED_DOCUMENTS_MANIFESTS: z.string().default('').transform(parseManifestPaths),
@@ -108,6 +109,39 @@ const envSchema = z.object({
         return z.NEVER;
       }
     }),
+  /** The OpenID provider whose bearer tokens (JWT access tokens) are accepted beside API keys; unset: keys only. */
+  OIDC_ISSUER: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  /** The audience (`aud`) a token must name: this gateway's resource indicator at the provider. Required with OIDC_ISSUER. */
+  OIDC_AUDIENCE: z.string().trim().min(1).optional(),
+  /** Signature algorithms a token may use (comma- or space-separated); asymmetric ones only. */
+  OIDC_ALGORITHMS: z
+    .string()
+    .default(DEFAULT_TOKEN_ALGORITHMS.join(','))
+    .transform((value, ctx) => {
+      const names = value.split(/[\s,]+/).filter(Boolean);
+      const refused = names.filter((n) => !ASYMMETRIC_ALGORITHMS.has(n));
+      if (refused.length || names.length === 0) {
+        ctx.addIssue({ code: 'custom', message: `${refused.length ? `${refused.join(', ')} not allowed` : 'empty'}; name asymmetric algorithms only (${[...ASYMMETRIC_ALGORITHMS].join(', ')}): none and the HS* family never` });
+        return z.NEVER;
+      }
+      return names;
+    }),
+  /** Seconds a token's exp and nbf may be off, for clocks that disagree a little. */
+  OIDC_CLOCK_TOLERANCE_SECONDS: int(30, 0, 300),
+  /** The `typ` header a token must carry (RFC 9068 access tokens: at+jwt); empty: any (for providers that set none). */
+  OIDC_TOKEN_TYPE: z.string().trim().default('at+jwt'),
+  /** How long the provider's keys (JWKS) are used before they are read again, unknown key or not. */
+  OIDC_JWKS_CACHE_MS: int(600_000, 1000, 86_400_000),
+  /** The least time between two reads of the provider's keys that tokens naming an unknown key (kid) cause. */
+  OIDC_JWKS_COOLDOWN_MS: int(30_000, 0, 3_600_000),
+  /** Claim holding the token's gateway scopes: a claim name, or a JSON Pointer (/ns/scopes) into nested claims. */
+  OIDC_SCOPES_CLAIM: z.string().trim().min(1).default('scope'),
+  /** Claim holding the personal-data scopes the person consented to (ESIA names: fullname, snils, ...). */
+  OIDC_IDP_SCOPES_CLAIM: z.string().trim().min(1).default('scope'),
+  /** Claim binding a token to one notification system (as a key's --system); unset: tokens are bound to none. */
+  OIDC_SYSTEM_CLAIM: z.string().trim().min(1).optional(),
+  /** Claim binding a token to one person (its oid); such a token without identity:read reads only its own records. */
+  OIDC_PERSON_CLAIM: z.string().trim().min(1).optional(),
   GRAPHQL_MAX_DEPTH: int(12, 1),
   GRAPHQL_MAX_ALIASES: int(30, 0),
   GRAPHQL_MAX_COST: int(50_000, 1),
@@ -169,6 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration:\n  TRUSTED_DOCUMENTS: holds ${[...result.data.TRUSTED_DOCUMENTS].join(', ')} callers to the trusted documents, but TRUSTED_DOCUMENTS_MANIFESTS names no manifest.`,
     );
   }
+  const oidc = oidcIssue(result.data);
+  if (oidc) throw new Error(`Invalid configuration:\n  ${oidc}`);
   const auth = result.data.AUTH ?? (result.data.DATABASE_URL ? 'on' : 'off');
   if (auth === 'off' && !isLoopbackHost(result.data.HOST)) {
     throw new Error(
@@ -176,4 +212,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   return { ...result.data, AUTH: auth };
+}
+
+/** What is wrong with the OpenID settings taken together; null when nothing is. */
+function oidcIssue(env: z.output<typeof envSchema>): string | null {
+  if (!env.OIDC_ISSUER) return env.OIDC_AUDIENCE ? 'OIDC_AUDIENCE: set OIDC_ISSUER too, or nothing checks it' : null;
+  if (!env.OIDC_AUDIENCE) return 'OIDC_AUDIENCE: required with OIDC_ISSUER (the resource indicator of this gateway at the provider); without it a token made for any other service would be accepted';
+  const issuer = new URL(env.OIDC_ISSUER);
+  if (issuer.protocol !== 'https:' && !isLoopbackHost(issuer.hostname)) return `OIDC_ISSUER: must be https:// (keys read over plain HTTP could be replaced on the way); http:// is allowed for a loopback provider only`;
+  if (issuer.search || issuer.hash) return 'OIDC_ISSUER: must have no query or fragment (OpenID Connect Discovery 1.0, section 2)';
+  return null;
 }

@@ -6,6 +6,7 @@ import type { CmsVerifierPool } from './signatures/pool.js';
 import type { TrustStore } from './signatures/trust.js';
 import type { JobExecutor } from './scheduler/executor.js';
 import type { KeyVerifier } from './access/api-keys.js';
+import type { TokenVerifier } from './access/bearer-tokens.js';
 import type { RateLimiter } from './access/rate-limit.js';
 import type { GatewayMetrics } from './runtime/metrics.js';
 import type { LoopRegistry } from './runtime/supervised-loop.js';
@@ -26,6 +27,8 @@ export interface AppServices {
   /** Runs fired and manual job instances in this process. */
   jobExecutor: JobExecutor;
   keys: KeyVerifier;
+  /** Bearer tokens of the OpenID provider (OIDC_ISSUER); null when only API keys are accepted. */
+  tokens: TokenVerifier | null;
   rateLimiter: RateLimiter;
   metrics: GatewayMetrics;
   /** Where outbound calls for user-supplied URLs may go (OUTBOUND_ALLOW). */

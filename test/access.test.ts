@@ -171,7 +171,7 @@ describe('AUTH configuration', () => {
   });
 
   it('assertSystemAccess: a key bound to a system acts only for that system', () => {
-    const ctx = (systemId: string | null, scopes = ['notifications:send']) => ({ config: { AUTH: 'on' as const }, principal: { keyId: 'k', name: 'n', scopes, systemId } });
+    const ctx = (systemId: string | null, scopes = ['notifications:send']) => ({ config: { AUTH: 'on' as const }, principal: { kind: 'key' as const, id: 'k', name: 'n', scopes, systemId, idpConsent: null, personOid: null, expiresAt: null } });
     expect(() => assertSystemAccess(ctx('sys-1'), 'sys-1')).not.toThrow();
     expect(() => assertSystemAccess(ctx('sys-1'), 'sys-2')).toThrow(/bound to system "sys-1"/);
     expect(() => assertSystemAccess(ctx(null), 'sys-2')).not.toThrow();

@@ -315,7 +315,8 @@ describe('AUTH=on: a request without a valid key is 401 before anything else abo
       const { answers } = await send(extra);
       const a = answers[0]!;
       expect(a.status, `${name}: ${a.body}`).toBe(401);
-      expect(a.headers['www-authenticate']).toBe('Bearer');
+      // RFC 6750: no error code when nothing was sent; invalid_token with the reason for a key that is refused.
+      expect(a.headers['www-authenticate']).toBe(Object.keys(extra).length ? 'Bearer error="invalid_token", error_description="The API key is unknown, malformed or revoked."' : 'Bearer');
       const parsed = JSON.parse(a.body);
       expect(path.startsWith('/graphql') ? gqlCode(parsed) : path.startsWith('/v1') || path.startsWith('/api') ? (parsed.error?.code ?? parsed.code ?? gqlCode(parsed)) : rpcCode(parsed), a.body).toBeDefined();
       expect(a.body).toContain(Object.keys(extra).length ? 'unknown' : 'API key is required');

@@ -69,7 +69,7 @@ export async function verifyApiKey(db: PrismaClient, presented: string): Promise
   const expected = Buffer.from(row.hash, 'hex');
   const actual = Buffer.from(hashKey(presented), 'hex');
   if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return null;
-  return { keyId: row.id, name: row.name, scopes: row.scopes, systemId: row.systemId };
+  return { kind: 'key', id: row.id, name: row.name, scopes: row.scopes, systemId: row.systemId, idpConsent: null, personOid: null, expiresAt: null };
 }
 
 /** verifyApiKey with a short in-memory memory of answers (AUTH_CACHE_MS); `forget()` after a revocation. */

@@ -8,6 +8,7 @@ import { maskError } from '../pipeline/mask-error.js';
 import { rateLimitGuard } from '../pipeline/rate-limit-guard.js';
 import { queryLimitsGuard } from '../pipeline/query-limits.js';
 import { accessControl as createAccessControl } from '../pipeline/access.js';
+import { callerIdentifier, type CallerIdentifier } from '../access/caller.js';
 import { carriesHttpStatus } from '../pipeline/operation.js';
 import { storableInputGuard } from '../pipeline/storable-input-guard.js';
 import { createDocuments } from '../pipeline/documents.js';
@@ -34,6 +35,8 @@ export interface Api {
   /** An HTTP request's side of its operations (request id, caller), made once per request. */
   operationRequest(request: Request): OperationRequest;
   accessControl: ReturnType<typeof createAccessControl>;
+  /** Who calls, from a credential (API key or bearer token): graphql-ws asks it at connection_init. */
+  identifier: CallerIdentifier;
   requestIds: ReturnType<typeof useRequestId>;
   metrics: ReturnType<typeof useMetrics>;
   cachePolicy: ReturnType<typeof useCachePolicy>;
@@ -48,8 +51,9 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
 
   const requestIds = useRequestId(log);
-  const metricsEdge = useMetrics({ metrics, auth: config.AUTH, keys: services.keys, pathLabel });
-  const accessControl = createAccessControl({ auth: config.AUTH, keys: services.keys, metrics });
+  const identifier = callerIdentifier(services.keys, services.tokens);
+  const accessControl = createAccessControl({ auth: config.AUTH, identifier, metrics });
+  const metricsEdge = useMetrics({ metrics, auth: config.AUTH, callerOf: accessControl.callerOf, pathLabel });
   const queryLimits = queryLimitsGuard(
     {
       maxDepth: config.GRAPHQL_MAX_DEPTH,
@@ -106,9 +110,9 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     httpRoutes,
     env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
     maxBatchCalls: config.MAX_BATCH_CALLS,
-    requireKey: accessControl.keyRefusal,
+    requireCaller: accessControl.callerRefusal,
     runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(operationRequest(request), document, query, variables),
     traceCall: tracing?.traceLegacyCall,
   });
-  return { schema, pipeline, legacy, operationRequest, accessControl, requestIds, metrics: metricsEdge, cachePolicy: useCachePolicy({ corsOrigins: config.CORS_ORIGINS }) };
+  return { schema, pipeline, legacy, operationRequest, accessControl, identifier, requestIds, metrics: metricsEdge, cachePolicy: useCachePolicy({ corsOrigins: config.CORS_ORIGINS }) };
 }

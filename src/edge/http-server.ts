@@ -138,7 +138,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
   await listen(server, config.PORT, config.HOST);
   // Attached only once the port is open: a WebSocketServer re-emits its HTTP server's errors, so a busy port would
   // also surface as graphql-ws's "Internal error emitted on the WebSocket server" with a stack.
-  const wsServer = startWsServer({ server, pipeline: api.pipeline, services, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
+  const wsServer = startWsServer({ server, pipeline: api.pipeline, services, identifier: api.identifier, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   return {

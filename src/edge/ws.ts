@@ -8,20 +8,22 @@ import { GraphQLError } from 'graphql';
 import { isAsyncIterable } from '@graphql-tools/utils';
 import { isPrepared, type OperationRequest, type Pipeline, type PreparedOperation } from '../pipeline/pipeline.js';
 import type { GraphQLParams } from '../pipeline/params.js';
-import { presentedKey, type Principal } from '../access/principal.js';
-import { isDatabaseUnavailable } from '../db/errors.js';
+import { unavailableError } from '../db/errors.js';
 import { ValidationError } from '../errors.js';
 import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '../http/caller-headers.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
-import { unauthenticatedMessage, type CallerContext } from '../pipeline/access.js';
+import { urlCarriesToken, type CallerContext } from '../pipeline/access.js';
+import type { CallerIdentifier } from '../access/caller.js';
 import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
-// connection_init, from its payload or else the upgrade request's headers: the API key (checked: refused -> 4403;
-// the database unreachable -> 1013 "try again later") and X-IdpScopes (an unknown scope, or the header sent twice ->
-// 4400). Each operation then runs on the one pipeline (src/pipeline/) with that caller, so the guards of every other
-// door (scopes, rate, limits, input) guard it, and it has a request id and an access line.
+// connection_init, from its payload or else the upgrade request's headers: the API key or bearer token (checked:
+// refused -> 4403; the database or the OpenID provider unreachable -> 1013 "try again later") and X-IdpScopes (an
+// unknown scope, or the header sent twice -> 4400). A socket opened with a token closes with 4403 when the token
+// expires: graphql-ws clients retry that code, reading their connectionParams again, so a client that fetches a
+// fresh token there carries on. Each operation runs on the one pipeline (src/pipeline/) with that caller, so the
+// guards of every other door (scopes, rate, limits, input) guard it, and it has a request id and an access line.
 
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -30,12 +32,36 @@ const WS_BAD_REQUEST = 4400;
 /** graphql-ws's "Forbidden" close code. */
 const WS_FORBIDDEN = 4403;
 
+/** The reason a socket outliving its token is closed with. */
+export const TOKEN_EXPIRED_REASON = 'Forbidden: the token expired; connect again with a new one';
+/** setTimeout's longest wait; a later expiry is waited for in steps. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 type Extra = { socket: WebSocket; request: IncomingMessage; caller?: CallerContext; subscriber?: SubscriberConnection };
+
+/** Closes `socket` with 4403 once `at` (ms since the epoch) has passed, unless it closed before. */
+function closeWhenExpired(socket: WebSocket, at: number): void {
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const wait = at - Date.now();
+    if (wait <= 0) return socket.close(WS_FORBIDDEN, TOKEN_EXPIRED_REASON);
+    timer = setTimeout(check, Math.min(wait, LONGEST_TIMER_MS));
+  };
+  check();
+  socket.once('close', () => clearTimeout(timer));
+}
 
 interface WsOperation {
   operation: OperationRequest;
   prepared: PreparedOperation;
   started: number;
+}
+
+/** A close frame's reason holds at most 123 bytes (RFC 6455 5.5): longer ones are cut, on a character boundary. */
+function closeReason(text: string): string {
+  let reason = text;
+  while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1);
+  return reason;
 }
 
 /** An error as a socket carries it: its HTTP status is no part of a message. */
@@ -49,12 +75,14 @@ export interface WsServerOptions {
   server: Server;
   pipeline: Pipeline;
   services: AppServices;
+  /** Who calls (src/access/caller.ts), as every door asks it. */
+  identifier: CallerIdentifier;
   /** Whether an upgrade request may open a socket at all (Host and Origin rules, src/http/browser-policy.ts). */
   acceptUpgrade: (request: IncomingMessage) => boolean;
 }
 
-export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsServerOptions) {
-  const { config, keys, metrics, log, subscriptions } = services;
+export function startWsServer({ server, pipeline, services, identifier, acceptUpgrade }: WsServerOptions) {
+  const { config, metrics, log, subscriptions } = services;
   /** One access line per operation, as HTTP requests have (src/edge/plugins/use-request-id.ts), and its count. */
   const accessLine = (operation: OperationRequest, name: string, outcome: string, started: number, type = 'unknown') => {
     metrics.wsOperations.inc({ type, outcome });
@@ -87,26 +115,26 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
           return Array.isArray(value) ? value[0] : value;
         };
         const header = (name: string) => fromParams(name) ?? fromUpgrade(name);
-        const key = presentedKey((name) => header(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined));
-        let principal: Principal | null;
+        let identity: Awaited<ReturnType<CallerIdentifier['identify']>>;
         try {
-          principal = key ? await keys.verify(key) : null;
+          identity = await identifier.identify((name) => header(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined), urlCarriesToken(ctx.extra.request.url ?? '/'));
         } catch (error) {
-          // An outage is not a refusal: the client should retry, not drop its key. No internals in the reason.
-          if (!isDatabaseUnavailable(error)) throw error;
-          ctx.extra.socket.close(WS_TRY_AGAIN_LATER, 'Service unavailable: the database cannot be reached; retry shortly');
+          // An outage is not a refusal: the client should retry, not drop its credential. No internals in the reason.
+          const unavailable = unavailableError(error);
+          if (!unavailable) throw error;
+          ctx.extra.socket.close(WS_TRY_AGAIN_LATER, closeReason(`Service unavailable: ${unavailable.message}`));
           return false;
         }
-        if (config.AUTH === 'on' && !principal) {
+        if (config.AUTH === 'on' && !identity.principal) {
           metrics.rejected.inc({ reason: 'unauthenticated' });
           // graphql-ws would close with a bare "Forbidden"; clients (GraphiQL) show the reason, so say what is wrong.
-          ctx.extra.socket.close(WS_FORBIDDEN, unauthenticatedMessage(key !== null));
+          ctx.extra.socket.close(WS_FORBIDDEN, closeReason(identity.unauthenticated!.message));
           return false;
         }
         // A repeated X-IdpScopes, on the upgrade request or as two keys of the payload, is refused (src/http/caller-headers.ts).
         const repeated = repeatedNodeHeader(ctx.extra.request) ?? repeatedPayloadHeader(params);
         if (repeated) {
-          ctx.extra.socket.close(WS_BAD_REQUEST, callerHeaderMessage(repeated).slice(0, 120));
+          ctx.extra.socket.close(WS_BAD_REQUEST, closeReason(callerHeaderMessage(repeated)));
           return false;
         }
         const idpScopes = header('x-idpscopes') ?? null;
@@ -114,10 +142,12 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
           parseScopes(idpScopes);
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
-          ctx.extra.socket.close(WS_BAD_REQUEST, error.message.slice(0, 120));
+          ctx.extra.socket.close(WS_BAD_REQUEST, closeReason(error.message));
           return false;
         }
-        ctx.extra.caller = { principal, presentedKey: key !== null, idpScopes, kind: principal ? 'key' : 'anonymous' };
+        ctx.extra.caller = { ...identity, idpScopes };
+        const expiresAt = identity.principal?.expiresAt;
+        if (expiresAt != null) closeWhenExpired(ctx.extra.socket, expiresAt);
         return true;
       },
       // The operation runs on the one pipeline (src/pipeline/): its document step here, so that a document that does
@@ -125,7 +155,13 @@ export function startWsServer({ server, pipeline, services, acceptUpgrade }: WsS
       // masking in execute/subscribe. A trusted document is named by `documentId` beside an empty `query` (the
       // protocol insists on a string there), or by Apollo's `extensions.persistedQuery`.
       onSubscribe: async (ctx, _id, payload) => {
-        const caller: CallerContext = ctx.extra.caller ?? { principal: null, presentedKey: false, idpScopes: undefined, kind: 'anonymous' };
+        const caller: CallerContext = ctx.extra.caller ?? { principal: null, callerKind: 'anonymous', unauthenticated: null, idpScopes: undefined };
+        // A timer late under load must not let an operation in after the token expired.
+        const expiresAt = caller.principal?.expiresAt;
+        if (expiresAt != null && expiresAt <= Date.now()) {
+          ctx.extra.socket.close(WS_FORBIDDEN, TOKEN_EXPIRED_REASON);
+          return [new GraphQLError(TOKEN_EXPIRED_REASON, { extensions: { code: 'UNAUTHENTICATED' } })];
+        }
         const requestId = randomUUID();
         const operation: OperationRequest = {
           method: 'WS',

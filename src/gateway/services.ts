@@ -13,6 +13,7 @@ import { createJobExecutor } from '../scheduler/executor.js';
 import { refuseDeleteWhileRunning } from '../tasks/tasks.js';
 import { createSchedulerTaskCreator } from '../tasks/scheduler-task-creator.js';
 import { createKeyVerifier } from '../access/api-keys.js';
+import { createTokenVerifier, type TokenSettings } from '../access/bearer-tokens.js';
 import { createRateLimiter } from '../access/rate-limit.js';
 import { createMetrics } from '../runtime/metrics.js';
 import { createLoopRegistry } from '../runtime/supervised-loop.js';
@@ -59,6 +60,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
       verifier: new CmsVerifierPool(config.CMS_WORKERS),
       jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config), outbound }),
       keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
+      tokens: config.OIDC_ISSUER ? createTokenVerifier(tokenSettings(config, config.OIDC_ISSUER), log.child({ component: 'bearer-tokens' })) : null,
       rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE, { log: log.child({ component: 'rate-limit' }), metrics }),
       metrics,
       outbound,
@@ -75,6 +77,8 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
       trust.close();
       await services.verifier.close();
     });
+    // Not awaited: a provider that is down at start-up is a 503 for tokens (keys work), not a gateway that will not start.
+    void services.tokens?.warmUp();
     services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
     const workers = createWorkers(services, log);
     return {
@@ -94,4 +98,18 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
     await unwind();
     throw error;
   }
+}
+
+function tokenSettings(config: Config, issuer: string): TokenSettings {
+  return {
+    issuer,
+    audience: config.OIDC_AUDIENCE!,
+    algorithms: config.OIDC_ALGORITHMS,
+    clockToleranceSeconds: config.OIDC_CLOCK_TOLERANCE_SECONDS,
+    tokenType: config.OIDC_TOKEN_TYPE === '' ? null : config.OIDC_TOKEN_TYPE,
+    jwksCacheMs: config.OIDC_JWKS_CACHE_MS,
+    jwksCooldownMs: config.OIDC_JWKS_COOLDOWN_MS,
+    cacheMs: config.AUTH_CACHE_MS,
+    claims: { scopes: config.OIDC_SCOPES_CLAIM, idpScopes: config.OIDC_IDP_SCOPES_CLAIM, system: config.OIDC_SYSTEM_CLAIM, person: config.OIDC_PERSON_CLAIM },
+  };
 }

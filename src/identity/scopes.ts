@@ -62,6 +62,17 @@ export function parseScopes(header: string | null | undefined, field = 'X-IdpSco
   return new Set(splitScopes(header) as Scope[]);
 }
 
+/**
+ * What a request may see: the X-IdpScopes it sent, within the caller's consent (a token's consented scopes; null for
+ * an API key, which has no ceiling). The header narrows the consent, never widens it; without the header the consent
+ * itself applies.
+ */
+export function withinConsent(requested: GrantedScopes, consent: GrantedScopes): GrantedScopes {
+  if (consent === null) return requested;
+  if (requested === null) return consent;
+  return new Set([...requested].filter((scope) => consent.has(scope)));
+}
+
 /** The person fields the scopes release. */
 export function releasedFields(scopes: GrantedScopes): ReadonlySet<keyof PersonView> {
   const fields = new Set<keyof PersonView>(BASE_FIELDS);
@@ -78,5 +89,5 @@ export function filterPerson(person: PersonView, scopes: GrantedScopes): Partial
 
 /** Throws FORBIDDEN unless the scopes hold `scope`. */
 export function requireScope(scopes: GrantedScopes, scope: Scope, what: string): void {
-  if (scopes !== null && !scopes.has(scope)) throw new ForbiddenError(`${what} needs the scope "${scope}" in X-IdpScopes`);
+  if (scopes !== null && !scopes.has(scope)) throw new ForbiddenError(`${what} needs the scope "${scope}" in X-IdpScopes (and, for a token, among its consented scopes)`);
 }

@@ -1,7 +1,8 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../access/access-rules.js';
-import { hasScope, presentedKey, type CallerKind, type Principal } from '../access/principal.js';
-import type { KeyVerifier } from '../access/api-keys.js';
+import { hasScope, type Principal } from '../access/principal.js';
+import { insufficientScope } from '../access/bearer-challenge.js';
+import { CALLER_REQUIRED, QUERY_TOKEN_PARAMETER, type CallerIdentifier, type CallerKind, type Unauthenticated } from '../access/caller.js';
 import type { GraphQLContext } from '../schema/context.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
@@ -9,17 +10,21 @@ import type { OperationGuard } from './guards.js';
 import { originalRequest } from '../edge/plugins/remade-request.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
-// only when the caller's key holds the scope of every root field it selects. GraphQL over HTTP, SSE,
-// graphql-ws (whose key is checked at connection time, see src/app.ts) and every legacy path (which becomes
-// a GraphQL request carrying the same Authorization / X-Api-Key headers) all pass here.
+// only when the caller (API key or bearer token) holds the scope of every root field it selects. GraphQL over HTTP,
+// SSE, graphql-ws (whose caller is settled at connection time, src/edge/ws.ts) and every legacy path (which becomes a
+// GraphQL request carrying the same Authorization / X-Api-Key headers) all pass here.
+//
+// A root field that also declares `ownRecords: true` (the identity reads) may be run without its scope by a caller
+// bound to a person (a token with OIDC_PERSON_CLAIM): its resolver then serves that person's own records only
+// (src/identity/own-records.ts).
 
 export interface AccessControlOptions {
   auth: 'on' | 'off';
-  keys: KeyVerifier;
+  identifier: CallerIdentifier;
   metrics?: GatewayMetrics;
 }
 
-type Ctx = Partial<GraphQLContext> & { request?: Request; principal?: Principal | null; presentedKey?: boolean };
+type Ctx = Partial<GraphQLContext> & { request?: Request; principal?: Principal | null; unauthenticated?: Unauthenticated | null };
 
 /** The scope a root field declares; undefined when it declares none (then only admin:all may run it). */
 export function scopeOf(field: { extensions?: { scope?: unknown } | null } | undefined): string | undefined {
@@ -39,10 +44,17 @@ export function declaredScopes(schema: GraphQLSchema): Set<string> {
   return scopes;
 }
 
-export function unauthenticatedMessage(keySent: boolean): string {
-  return keySent
-    ? 'The API key is unknown, malformed or revoked.'
-    : 'An API key is required: send "Authorization: Bearer <key>" or "X-Api-Key: <key>".';
+/** Whether a field may be run, for their own records, by a caller bound to a person who lacks its scope. */
+export function servesOwnRecords(field: { extensions?: { ownRecords?: unknown } | null } | undefined): boolean {
+  return field?.extensions?.ownRecords === true;
+}
+
+/** Whether the request's URL carries a token (RFC 6750 2.3), which is refused rather than read. */
+export function urlCarriesToken(url: string): boolean {
+  const query = url.indexOf('?');
+  if (query === -1 || !url.includes(QUERY_TOKEN_PARAMETER, query)) return false;
+  const hash = url.indexOf('#', query);
+  return new URLSearchParams(url.slice(query + 1, hash === -1 ? undefined : hash)).has(QUERY_TOKEN_PARAMETER);
 }
 
 /** Null when the operation may run; else the error that refuses it. */
@@ -52,7 +64,7 @@ export function checkAccess(
   document: DocumentNode,
   operationName: string | null | undefined,
   principal: Principal | null | undefined,
-  keySent: boolean,
+  unauthenticated: Unauthenticated | null | undefined,
   withHttpStatus: boolean,
 ) {
   if (auth === 'off') return null;
@@ -61,50 +73,51 @@ export function checkAccess(
   const fields = shape.rootFields.filter((f) => f.name !== '__typename');
   if (fields.length === 0) return null;
   if (!principal) {
-    return refusal(unauthenticatedMessage(keySent), 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': 'Bearer' } : undefined);
+    const why = unauthenticated ?? CALLER_REQUIRED;
+    return refusal(why.message, 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': why.challenge } : undefined);
   }
   const missing = new Set<string>();
   for (const f of fields) {
-    if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid key
+    if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid caller
     const scope = scopeOf(f.field);
-    if (scope === undefined ? !principal.scopes.includes(ADMIN_SCOPE) : !hasScope(principal, scope)) missing.add(scope ?? ADMIN_SCOPE);
+    if (scope === undefined ? principal.scopes.includes(ADMIN_SCOPE) : hasScope(principal, scope)) continue;
+    if (scope !== undefined && principal.personOid !== null && servesOwnRecords(f.field)) continue;
+    missing.add(scope ?? ADMIN_SCOPE);
   }
   if (missing.size === 0) return null;
   const needed = [...missing].sort();
   const names = fields.map((f) => f.name).join(', ');
-  return refusal(`This API key lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed });
+  const who = principal.kind === 'key' ? 'This API key' : 'This token';
+  return refusal(`${who} lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed }, withHttpStatus ? { 'WWW-Authenticate': insufficientScope(needed) } : undefined);
 }
 
 /**
- * The caller's part of an operation's context: who calls (principal), whether a key was sent, X-IdpScopes, and how
- * the caller proved who it is (`kind`; absent, it is read from the principal: see callerKind).
+ * The caller's part of an operation's context: who calls (principal), the kind of its credential (`callerKind`: 'key',
+ * 'token', or 'anonymous' when it has none), why it has none (`unauthenticated`: the 401's message and challenge), and
+ * X-IdpScopes as sent.
  */
-export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { presentedKey: boolean; kind?: CallerKind | undefined };
+export type CallerContext = Pick<GraphQLContext, 'principal' | 'idpScopes'> & { callerKind: CallerKind; unauthenticated: Unauthenticated | null };
 
-/** The kind of caller: as the door that settled it said, else a key when a principal was found, else anonymous. */
+/** The kind of caller (trusted documents' policy reads it): key, token, or anonymous without a credential. */
 export function callerKind(caller: CallerContext): CallerKind {
-  return caller.kind ?? (caller.principal ? 'key' : 'anonymous');
+  return caller.callerKind;
 }
 
 /**
- * The caller of a request (`callerOf`, once per request), the 401 an HTTP request without a valid key gets before
- * anything else reads it (`keyFirst`), and the guard that refuses an operation whose root fields need a scope the
- * caller's key lacks. The pipeline (src/pipeline/pipeline.ts) asks the caller; every HTTP edge asks keyFirstAnswer.
+ * The caller of a request (`callerOf`, once per request), the 401 an HTTP request without a valid caller gets before
+ * anything else reads it (`keyFirstAnswer`), and the guard that refuses an operation whose root fields need a scope the
+ * caller lacks. The pipeline (src/pipeline/pipeline.ts) asks the caller; every HTTP edge asks keyFirstAnswer.
  */
 export function accessControl(options: AccessControlOptions): {
   callerOf(request: Request): Promise<CallerContext>;
+  /** With AUTH=on, why a request is refused before anything else is read (the legacy door's 401); null: it has a caller. */
+  callerRefusal(request: Request): Promise<Unauthenticated | null>;
   /**
    * With AUTH=on, the GraphQL endpoint's 401 before anything else reads the request (its body size, its type, the
    * CSRF rule, its document); over SSE, in a 200 stream. Null: the request goes on. An outage is answered later,
    * where the caller is asked again (503).
    */
   keyFirstAnswer(request: Request, Response: typeof globalThis.Response): Promise<Response | null>;
-  /**
-   * With AUTH=on, the refusal message for a request that carries no valid key (null when it does): the legacy paths
-   * ask it first, so a caller without a key learns nothing about parameters (401 before 400). The same look-up as
-   * `callerOf`: a key is verified once per request.
-   */
-  keyRefusal: ((request: Request) => Promise<string | null>) | undefined;
   guard: OperationGuard;
 } {
   const seen = new WeakMap<Request, Promise<CallerContext>>();
@@ -113,16 +126,18 @@ export function accessControl(options: AccessControlOptions): {
     const request = originalRequest(given);
     let found = seen.get(request);
     if (!found) {
-      const key = presentedKey((name) => request.headers.get(name));
-      found = (key ? options.keys.verify(key) : Promise.resolve(null)).then((principal): CallerContext => ({
-        principal,
-        presentedKey: key !== null,
+      found = options.identifier.identify((name) => request.headers.get(name), urlCarriesToken(request.url)).then((identity) => ({
+        ...identity,
         idpScopes: request.headers.get('x-idpscopes'),
-        kind: principal ? 'key' : 'anonymous',
       }));
       seen.set(request, found);
     }
     return found;
+  };
+  const callerRefusal = async (request: Request): Promise<Unauthenticated | null> => {
+    if (options.auth === 'off') return null;
+    const caller = await callerOf(request);
+    return caller.principal ? null : caller.unauthenticated;
   };
   const keyFirstAnswer = async (request: Request, Response: typeof globalThis.Response): Promise<Response | null> => {
     if (options.auth === 'off' || request.method === 'OPTIONS') return null;
@@ -134,7 +149,8 @@ export function accessControl(options: AccessControlOptions): {
     }
     if (caller.principal) return null;
     options.metrics?.rejected.inc({ reason: 'unauthenticated' });
-    const body = JSON.stringify({ errors: [{ message: unauthenticatedMessage(caller.presentedKey), extensions: { code: 'UNAUTHENTICATED' } }] });
+    const why = caller.unauthenticated!;
+    const body = JSON.stringify({ errors: [{ message: why.message, extensions: { code: 'UNAUTHENTICATED' } }] });
     // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
     if (!carriesHttpStatus(request)) {
       return new Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
@@ -150,23 +166,17 @@ export function accessControl(options: AccessControlOptions): {
       status: 401,
       headers: {
         'content-type': graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
-        'www-authenticate': 'Bearer',
+        'www-authenticate': why.challenge,
       },
     });
   };
   return {
     callerOf,
+    callerRefusal,
     keyFirstAnswer,
-    keyRefusal:
-      options.auth === 'off'
-        ? undefined
-        : async (request) => {
-            const caller = await callerOf(request);
-            return caller.principal ? null : unauthenticatedMessage(caller.presentedKey);
-          },
     guard: ({ schema, document, operationName, contextValue }) => {
       const ctx = contextValue as Ctx;
-      const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.presentedKey === true, carriesHttpStatus(ctx.request));
+      const error = checkAccess(options.auth, schema, document, operationName, ctx.principal, ctx.unauthenticated, carriesHttpStatus(ctx.request));
       if (!error) return null;
       options.metrics?.rejected.inc({ reason: String(error.extensions.code).toLowerCase() });
       return { errors: [error] };

@@ -4,13 +4,15 @@ import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import type { CallerContext } from './access.js';
-import { callerKind, unauthenticatedMessage } from './access.js';
+import { callerKind } from './access.js';
+import { CALLER_REQUIRED } from '../access/caller.js';
 import { executeCompiled } from './compiled.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
 import { operationShape, refusal } from './operation.js';
 import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
+import type { Principal } from '../access/principal.js';
 import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
 import { namedDocument, operationNameRefusal, type GraphQLParams } from './params.js';
 import { documentNotFound, documentRequired, type TrustedDocuments } from './trusted-documents.js';
@@ -121,7 +123,8 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     const status = request.httpStatus;
     if (parts.auth === 'on' && !caller.principal) {
       parts.metrics?.rejected.inc({ reason: 'unauthenticated' });
-      return { errors: [refusal(unauthenticatedMessage(caller.presentedKey), 'UNAUTHENTICATED', status ? 401 : undefined, {}, status ? { 'WWW-Authenticate': 'Bearer' } : undefined)] };
+      const why = caller.unauthenticated ?? CALLER_REQUIRED;
+      return { errors: [refusal(why.message, 'UNAUTHENTICATED', status ? 401 : undefined, {}, status ? { 'WWW-Authenticate': why.challenge } : undefined)] };
     }
     // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
     const issue = request.request && callerHeaderIssue(request.request);
@@ -227,9 +230,9 @@ export function createPipeline(parts: PipelineParts): Pipeline {
   function follow(stream: AsyncIterable<ExecutionResult>, args: ExecutionArgs & { contextValue: Record<string, unknown> }, request: OperationRequest, prepared: PreparedOperation): OperationOutcome {
     const connection = parts.subscriptions && request.subscriber?.();
     if (!parts.subscriptions || !connection) return stream;
-    const principal = args.contextValue.principal as { keyId?: string } | null | undefined;
+    const principal = args.contextValue.principal as Principal | null | undefined;
     const fields = operationShape(schema, prepared.document, prepared.operationName)?.rootFields.map((f) => f.name) ?? [];
-    const followed = parts.subscriptions.follow(connection, { keyId: principal?.keyId ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
+    const followed = parts.subscriptions.follow(connection, { keyId: principal?.id ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
     if (!('refused' in followed)) return followed;
     parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
     return { errors: [refusal(followed.message, followed.refused, request.httpStatus ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };

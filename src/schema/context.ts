@@ -1,12 +1,15 @@
 import type { Principal } from '../access/principal.js';
+import type { CallerKind } from '../access/caller.js';
 import type { AppServices } from '../services.js';
 
 export type { AppServices };
 
 /** Per request, the plugins add who calls (src/pipeline/access.ts) and the request id; Yoga adds the HTTP request (absent over graphql-ws). */
 export interface GraphQLContext extends AppServices {
-  /** The API key's principal; null when no valid key was sent (possible only with AUTH=off). */
+  /** The caller's principal (API key or bearer token); null when no valid one was sent (possible only with AUTH=off). */
   principal?: Principal | null;
+  /** How the caller proved who it is: 'key', 'token', or 'anonymous' (none; AUTH=off). */
+  callerKind?: CallerKind;
   requestId?: string;
   request?: Request;
   /**

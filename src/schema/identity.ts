@@ -4,19 +4,24 @@ import { builder } from './builder.js';
 import { validate } from './common.js';
 import * as identity from '../identity/identity.js';
 import { employmentPageRule, oidRule } from '../identity/identity-rules.js';
-import { filterPerson, ORGANIZATIONS_SCOPE, parseScopes, requireScope, type GrantedScopes } from '../identity/scopes.js';
+import { filterPerson, ORGANIZATIONS_SCOPE, parseScopes, requireScope, withinConsent, type GrantedScopes } from '../identity/scopes.js';
+import { assertOwnOrganization, assertOwnPerson, IDENTITY_READ_SCOPE, ownPersonOnly } from '../identity/own-records.js';
 import { ForbiddenError } from '../errors.js';
 
 // Identity data (area A): persons, their organizations, groups and employments, and organizations with members.
-// X-IdpScopes (a request header, forwarded by the legacy paths) decides which person fields are released.
+// X-IdpScopes (a request header, forwarded by the legacy paths), within a token's consented scopes, decides which
+// person fields are released; a token bound to a person without identity:read reads only that person's records.
 
 const grantedByContext = new WeakMap<object, GrantedScopes>();
 
-/** The caller's X-IdpScopes, parsed once per operation; none sent means no restriction, none known means refusal. */
+/**
+ * The caller's X-IdpScopes, parsed once per operation, within its consent (a token's); no header and no consent
+ * means no restriction, a header not known means refusal.
+ */
 function scopesOf(ctx: GraphQLContext): GrantedScopes {
   if (grantedByContext.has(ctx)) return grantedByContext.get(ctx)!;
   if (ctx.idpScopes === undefined) throw new ForbiddenError('identity data is refused: the X-IdpScopes of this caller cannot be determined');
-  const scopes = parseScopes(ctx.idpScopes);
+  const scopes = withinConsent(parseScopes(ctx.idpScopes), ctx.principal?.idpConsent ?? null);
   grantedByContext.set(ctx, scopes);
   return scopes;
 }
@@ -155,7 +160,13 @@ builder.prismaObject('Organization', {
     kpp: t.exposeString('kpp', { nullable: true, description: 'Tax registration reason code KPP.' }),
     leg: t.exposeString('leg', { nullable: true, description: 'Legal form code (OKOPF).' }),
     active: t.exposeBoolean('active', { description: 'The organization is active.' }),
-    members: t.relation('memberships', { description: 'Employments in this organization, with the employed persons.', query: { orderBy: { personOid: 'asc' } } }),
+    members: t.relation('memberships', {
+      description: 'Employments in this organization, with the employed persons (a caller bound to a person sees that person\'s alone).',
+      query: (_args, ctx) => {
+        const own = ownPersonOnly(ctx.principal);
+        return { orderBy: { personOid: 'asc' }, ...(own !== null && { where: { personOid: own } }) };
+      },
+    }),
     groups: t.relation('groups', { description: 'Access groups of the organization.', query: { orderBy: { grpId: 'asc' } } }),
   }),
 });
@@ -163,11 +174,13 @@ builder.prismaObject('Organization', {
 builder.queryFields((t) => ({
   person: t.prismaField({
     type: PersonRef,
-    extensions: { scope: 'identity:read' },
-    description: 'One person by oid; NOT_FOUND when unknown. Fields outside the X-IdpScopes header are null; an unknown scope is BAD_USER_INPUT.',
+    extensions: { scope: IDENTITY_READ_SCOPE, ownRecords: true },
+    description:
+      'One person by oid; NOT_FOUND when unknown. Fields outside the X-IdpScopes header (within a token\'s consented scopes) are null; an unknown scope is BAD_USER_INPUT. A token bound to a person without identity:read reads only that person.',
     args: { oid: t.arg.string({ required: true, description: 'Identifier of the person (digits).' }) },
     resolve: (query, _root, args, ctx) => {
       const oid = validate(oidRule, args.oid, 'oid');
+      assertOwnPerson(ctx.principal, oid);
       scopesOf(ctx);
       checkRelationScopes(query as Query, ctx, 'the person\'s organizations');
       return identity.getPerson(ctx.db, oid, query);
@@ -175,13 +188,15 @@ builder.queryFields((t) => ({
   }),
   organization: t.prismaField({
     type: 'Organization',
-    extensions: { scope: 'identity:read' },
-    description: 'One organization by oid; NOT_FOUND when unknown. `members` needs scope usr_org; member persons are filtered by X-IdpScopes like `person`.',
+    extensions: { scope: IDENTITY_READ_SCOPE, ownRecords: true },
+    description:
+      'One organization by oid; NOT_FOUND when unknown. `members` needs scope usr_org; member persons are filtered by X-IdpScopes like `person`. A token bound to a person without identity:read reads only the person\'s own organizations.',
     args: { oid: t.arg.string({ required: true, description: 'Identifier of the organization (digits).' }) },
-    resolve: (query, _root, args, ctx) => {
+    resolve: async (query, _root, args, ctx) => {
       const oid = validate(oidRule, args.oid, 'oid');
       scopesOf(ctx);
       checkRelationScopes(query as Query, ctx, 'the organization\'s members');
+      await assertOwnOrganization(ctx.db, ctx.principal, oid);
       return identity.getOrganization(ctx.db, oid, query);
     },
   }),

@@ -7,6 +7,8 @@ import { executeRoute, type GraphQLRunner } from './execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from './http-route.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, RpcFailure, parseCall, rpcError, type RpcCall, type RpcId, type RpcResponse } from './jsonrpc.js';
 import { buildOpenApi } from './openapi.js';
+import { insufficientScope } from '../../access/bearer-challenge.js';
+import type { Unauthenticated } from '../../access/caller.js';
 import { methodOf, type RouteEnv, type RpcRoute } from './route.js';
 
 // The legacy front door: every documented path enters here, becomes one GraphQL operation and leaves in its
@@ -22,8 +24,8 @@ export interface LegacyDoorOptions {
   maxBatchCalls: number;
   /** Runs a route's operation (bound late: the runner is built after Yoga). */
   runGraphQL: () => GraphQLRunner;
-  /** AUTH=on: a refusal message when the request has no valid key (asked before anything else is read). */
-  requireKey?: ((request: Request) => Promise<string | null>) | undefined;
+  /** AUTH=on: why the request has no valid caller (asked before anything else is read); null: it has one. */
+  requireCaller?: ((request: Request) => Promise<Unauthenticated | null>) | undefined;
   /** Tracing on (src/telemetry/tracing.ts): runs each call in its span. Absent, the calls run as they are. */
   traceCall?: LegacyCallTracer | undefined;
 }
@@ -207,7 +209,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
         const code = typeof outcome.error.data?.code === 'string' ? outcome.error.data.code : 'INTERNAL';
         const status = HTTP_STATUS_BY_CODE[code] ?? 500;
         const retry = outcome.error.data?.retryAfterSeconds;
-        const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+        const headers = challengeHeaders(status, outcome.error.data?.requiredScopes);
         if (typeof retry === 'number') headers['retry-after'] = String(retry);
         return fail(
           { status, code, message: status === 500 ? 'Unexpected error.' : outcome.error.message, ...(outcome.error.data?.fields && { fields: outcome.error.data.fields }) },
@@ -249,7 +251,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
    */
   function keyFirst(door: DoorRequest, refusals: Refusals, serve: () => Promise<LegacyAnswer>): Promise<LegacyAnswer> {
     return answerOrUnavailable(async () => {
-      const refused = await options.requireKey?.(door.request);
+      const refused = await options.requireCaller?.(door.request);
       if (refused) return refusals.unauthenticated(refused);
       // After the key (401 first): a repeated X-IdpScopes would widen the caller's view (src/http/caller-headers.ts).
       const issue = callerHeaderIssue(door.request);
@@ -258,17 +260,17 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
     }, refusals.unavailable);
   }
   interface Refusals {
-    unauthenticated(message: string): LegacyAnswer;
+    unauthenticated(why: Unauthenticated): LegacyAnswer;
     badRequest(message: string, fields: FieldIssue[]): LegacyAnswer;
     unavailable(error: ServiceUnavailableError): LegacyAnswer;
   }
   const rpcRefusals: Refusals = {
-    unauthenticated: (message) => json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': 'Bearer' }),
+    unauthenticated: ({ message, challenge }) => json(401, rpcError(null, { code: RPC_ERROR.UNAUTHENTICATED, message, data: { code: 'UNAUTHENTICATED' } }), { 'www-authenticate': challenge }),
     badRequest: (message, fields) => json(400, rpcError(null, { code: RPC_ERROR.INVALID_REQUEST, message, data: { code: 'BAD_REQUEST', fields } })),
     unavailable: rpcUnavailable,
   };
   const httpRefusals = (route: HttpRoute): Refusals => ({
-    unauthenticated: (message) => json(401, route.errorBody({ status: 401, code: 'UNAUTHENTICATED', message }), { 'www-authenticate': 'Bearer' }),
+    unauthenticated: ({ message, challenge }) => json(401, route.errorBody({ status: 401, code: 'UNAUTHENTICATED', message }), { 'www-authenticate': challenge }),
     badRequest: (message, fields) => json(400, route.errorBody({ status: 400, code: 'BAD_REQUEST', message, fields })),
     unavailable: (unavailable) =>
       json(unavailable.httpStatus, route.errorBody({ status: unavailable.httpStatus, code: unavailable.code, message: unavailable.message }), {
@@ -371,9 +373,16 @@ function rpcAnswer(answer: RpcResponse, body: RpcResponse | RpcResponse[] = answ
   const status = typeof code === 'string' ? RPC_HTTP_STATUS[code] : undefined;
   if (status === undefined) return json(200, body);
   const retry = answer.error.data?.retryAfterSeconds;
-  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  const headers = challengeHeaders(status, answer.error.data?.requiredScopes);
   if (typeof retry === 'number') headers['retry-after'] = String(retry);
   return json(status, body, headers);
+}
+
+/** RFC 6750's challenge of a call's 401 or 403 (the scopes it lacks), as the HTTP answer of that one call carries it. */
+function challengeHeaders(status: number, requiredScopes: unknown): Record<string, string> {
+  if (status === 401) return { 'www-authenticate': 'Bearer' };
+  if (status === 403 && Array.isArray(requiredScopes) && requiredScopes.length) return { 'www-authenticate': insufficientScope(requiredScopes.map(String)) };
+  return {};
 }
 
 function rpcFailureAnswer(error: unknown): LegacyAnswer {

@@ -96,14 +96,19 @@ export const SECURITY_SCHEMES: JsonSchema = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (`gw_…`) as `Authorization: Bearer <key>`. Needed when the gateway runs with AUTH=on (always with DATABASE_URL); the key must carry the scope the operation names.',
+    description:
+      'An API key (`gw_…`) as `Authorization: Bearer <key>`, or, with OIDC_ISSUER set, an access token (JWT) of that OpenID provider for OIDC_AUDIENCE. Needed when the gateway runs with AUTH=on (always with DATABASE_URL); the key or token must carry the scope the operation names. Never in the query string.',
   },
   apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The same API key in the `X-Api-Key` header.' },
 };
 
 export const HEADERS: JsonSchema = {
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
-  WWWAuthenticate: { description: 'How to authenticate: an API key as a bearer token.', required: true, schema: { type: 'string', const: 'Bearer' } },
+  WWWAuthenticate: {
+    description: 'RFC 6750: `Bearer` when no credential was sent; `Bearer error="invalid_token", error_description="<reason>"` for a refused key or token; `error="insufficient_scope", scope="<scopes>"` on a 403 for a missing scope.',
+    required: true,
+    schema: { type: 'string', pattern: '^Bearer( |$)' },
+  },
 };
 
 /** GET /healthz, /readyz and /openapi.json: public (no key even with AUTH=on), outside the route tables. */

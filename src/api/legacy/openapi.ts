@@ -40,15 +40,15 @@ const WWW_AUTHENTICATE = { 'WWW-Authenticate': { $ref: '#/components/headers/WWW
 
 const REFUSALS: Record<number, string> = {
   400: 'Invalid input: `fields` names every bad field and what is wrong with it.',
-  401: 'No valid API key (with AUTH=on every call needs one).',
-  403: 'The key lacks the scope the operation needs (identity: X-IdpScopes lacks what the path needs; notifications: the key is bound to another system), or the request came from a web origin that is not allowed.',
+  401: 'No valid API key or bearer token (with AUTH=on every call needs one); WWW-Authenticate says why.',
+  403: 'The key or token lacks the scope the operation needs (identity: X-IdpScopes lacks what the path needs, or a person-bound token asks for another person; notifications: the caller is bound to another system), or the request came from a web origin that is not allowed.',
   404: 'Not found.',
   409: 'Conflict: the state of what the call names forbids it.',
   413: 'The body is over MAX_BODY_BYTES.',
   415: 'The body is not `application/json`.',
   429: 'Over the key\'s rate limit (RATE_LIMIT_PER_MINUTE); retry after Retry-After seconds.',
   500: 'An unexpected fault; its details are logged, never returned.',
-  503: 'The database cannot be reached (an outage); retry after Retry-After seconds.',
+  503: 'The database (or, for a bearer token, the OpenID provider) cannot be reached (an outage); retry after Retry-After seconds.',
 };
 
 /** A JSON-RPC path's HTTP 400: the request as a whole, not its params (those are -32602 with HTTP 200). */

@@ -1,8 +1,9 @@
 import type { Plugin } from 'graphql-yoga';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { METRICS_SCOPE } from '../../access/access-rules.js';
-import { hasScope, presentedKey, type Principal } from '../../access/principal.js';
-import type { KeyVerifier } from '../../access/api-keys.js';
+import { hasScope } from '../../access/principal.js';
+import { insufficientScope } from '../../access/bearer-challenge.js';
+import type { CallerContext } from '../../pipeline/access.js';
 import { unavailableError } from '../../db/errors.js';
 import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from '../../pipeline/operation.js';
@@ -11,13 +12,14 @@ import type { RequestEdge } from './use-request-id.js';
 
 type OperationArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined };
 
-// `GET /metrics` in Prometheus text format (with AUTH=on it needs a key holding metrics:read or admin:all),
+// `GET /metrics` in Prometheus text format (with AUTH=on it needs a caller holding metrics:read or admin:all),
 // and the counters it shows: HTTP requests by path template, GraphQL root fields by outcome, latencies.
 
 export interface MetricsOptions {
   metrics: GatewayMetrics;
   auth: 'on' | 'off';
-  keys: KeyVerifier;
+  /** The request's caller (src/pipeline/access.ts), as every door asks it. */
+  callerOf(request: Request): Promise<CallerContext>;
   /** Maps a request path onto a bounded label (a route template, or "other"). */
   pathLabel: (pathname: string) => string;
 }
@@ -72,10 +74,9 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
       if (url.pathname !== '/metrics') return;
       if (request.method !== 'GET') return endResponse(json(405, { error: { status: 405, code: 'METHOD_NOT_ALLOWED', message: '/metrics accepts GET only' } }, { allow: 'GET' }));
       if (options.auth === 'on') {
-        const key = presentedKey((name) => request.headers.get(name));
-        let principal: Principal | null;
+        let caller: CallerContext;
         try {
-          principal = key ? await options.keys.verify(key) : null;
+          caller = await options.callerOf(request);
         } catch (error) {
           // The key lookup met an outage: 503 with Retry-After, as on every door; the driver's text is never shown.
           const unavailable = unavailableError(error);
@@ -83,11 +84,14 @@ export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { ob
           const { httpStatus: status, code, message, retryAfterSeconds } = unavailable;
           return endResponse(json(status, { error: { status, code, message, retryAfterSeconds } }, { 'retry-after': String(retryAfterSeconds) }));
         }
+        const { principal, unauthenticated } = caller;
         if (!principal) {
-          return endResponse(json(401, { error: { status: 401, code: 'UNAUTHENTICATED', message: 'An API key is required.' } }, { 'www-authenticate': 'Bearer' }));
+          const why = unauthenticated!;
+          return endResponse(json(401, { error: { status: 401, code: 'UNAUTHENTICATED', message: why.message } }, { 'www-authenticate': why.challenge }));
         }
         if (!hasScope(principal, METRICS_SCOPE)) {
-          return endResponse(json(403, { error: { status: 403, code: 'FORBIDDEN', message: `This API key lacks the scope ${METRICS_SCOPE}.` } }));
+          const message = `This ${principal.kind === 'key' ? 'API key' : 'token'} lacks the scope ${METRICS_SCOPE}.`;
+          return endResponse(json(403, { error: { status: 403, code: 'FORBIDDEN', message, requiredScopes: [METRICS_SCOPE] } }, { 'www-authenticate': insufficientScope([METRICS_SCOPE]) }));
         }
       }
       endResponse(new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } }));
