@@ -27,6 +27,16 @@ export function scopeOf(field: { extensions?: { scope?: unknown } | null } | und
   return typeof scope === 'string' ? scope : undefined;
 }
 
+/** A root field any valid key may run, whatever its scopes (`extensions.anyKey`): what the caller itself may do. */
+const opensToAnyKey = (field: { extensions?: { anyKey?: unknown } | null } | undefined) => field?.extensions?.anyKey === true;
+
+/** Whether a key may run a root field: any key for an `anyKey` field, else its scope (admin:all when it declares none). */
+export function mayRun(principal: Principal, field: { extensions?: { scope?: unknown; anyKey?: unknown } | null } | undefined): boolean {
+  if (opensToAnyKey(field)) return true;
+  const scope = scopeOf(field);
+  return scope === undefined ? principal.scopes.includes(ADMIN_SCOPE) : hasScope(principal, scope);
+}
+
 /** Every scope some root field of the schema declares, plus admin:all and metrics:read. */
 export function declaredScopes(schema: GraphQLSchema): Set<string> {
   const scopes = new Set<string>([ADMIN_SCOPE, 'metrics:read']);
@@ -66,8 +76,7 @@ export function checkAccess(
   const missing = new Set<string>();
   for (const f of fields) {
     if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid key
-    const scope = scopeOf(f.field);
-    if (scope === undefined ? !principal.scopes.includes(ADMIN_SCOPE) : !hasScope(principal, scope)) missing.add(scope ?? ADMIN_SCOPE);
+    if (!mayRun(principal, f.field)) missing.add(scopeOf(f.field) ?? ADMIN_SCOPE);
   }
   if (missing.size === 0) return null;
   const needed = [...missing].sort();
