@@ -42,8 +42,9 @@ export function buildConsole({ ifStale = false } = {}) {
   if (ifStale && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash && existsSync(join(DIST, 'index.html'))) return true;
   const started = performance.now();
   rmSync(STAMP, { force: true });
-  // The tools' own `#!/usr/bin/env node` must find the project's Node (the `node` devDependency).
-  const env = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
+  // The tools' own `#!/usr/bin/env node` must find the project's Node (the `node` devDependency). NODE_ENV is set:
+  // under a test run it is `test`, and Vite would then bundle React's development build.
+  const env = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, NODE_ENV: 'production' };
   const steps = [
     ['graphql-codegen', ['--config', 'codegen.ts', '--silent']],
     ['tsc', ['-p', 'tsconfig.json']],

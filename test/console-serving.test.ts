@@ -61,6 +61,9 @@ describe('the console over HTTP', () => {
       expect(zipped.headers['content-encoding']).toBe('gzip');
       expect(gunzipSync(zipped.body).equals(body)).toBe(true);
     }
+    // React's production build (a development one, as NODE_ENV=test would give, is nearly twice the size).
+    const script = namedAssets(page).find((a) => a.endsWith('.js'))!;
+    expect((await (await fetch(`${t.url}${script}`)).arrayBuffer()).byteLength).toBeLessThan(400_000);
     const missing = await fetch(`${t.url}/console/assets/index-nope.js`);
     expect(missing.status).toBe(404);
   });

@@ -10,6 +10,7 @@ import { JobsPage } from './pages/jobs';
 import { JobPage } from './pages/job';
 import { NotificationsPage, RequestPage } from './pages/notifications';
 import { Alert } from './parts/alert';
+import { PageBoundary } from './parts/boundary';
 
 // The console: asks for an API key when the gateway wants one (kept for this browser tab only), learns from
 // `viewer` what the key may run, and shows only the pages and actions it allows.
@@ -140,7 +141,11 @@ function Shell({ session }: { session: Session }) {
         </span>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        {!mayShow ? <Alert>This API key may not read this page (it lacks the scope of {current?.needs}).</Alert> : <Page route={route} />}
+        {!mayShow ? <Alert>This API key may not read this page (it lacks the scope of {current?.needs}).</Alert> : (
+          <PageBoundary page={location.hash}>
+            <Page route={route} />
+          </PageBoundary>
+        )}
       </main>
     </>
   );

@@ -133,14 +133,15 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
   const task = data?.task;
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [name]);
-  const steps: Step[] = task
+  const recorded: Step[] = task
     ? [
         { status: 'CREATED', at: task.createTime, note: task.scheduleTime ? `not before ${new Date(task.scheduleTime).toLocaleString()}` : '' },
         ...(task.startTime ? [{ status: 'RUNNING', at: task.startTime, note: `attempt ${task.attempts} of ${task.maxAttempts} started` }] : []),
         ...(task.finishTime ? [{ status: task.status, at: task.finishTime, note: 'finished' }] : []),
-        ...seen,
-      ].sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''))
+      ]
     : [];
+  // A change seen live that the recorded times already show (the start, the end) is not listed twice.
+  const steps = [...recorded, ...seen.filter((s) => !recorded.some((r) => r.status === s.status))].sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''));
   const changed = () => {
     refetch();
     onChanged();

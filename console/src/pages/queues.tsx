@@ -168,6 +168,7 @@ export function QueueActions({ queue, onChanged, onDeleted }: { queue: Pick<Queu
     <div className="actions">
       {buttons.length ? buttons : <span className="muted">read only</span>}
       {error && <Alert onClose={clear}>{error.message}</Alert>}
+      {may('Mutation', 'deleteQueue') && (
       <Confirm
         open={confirming}
         title={`Delete queue ${name}?`}
@@ -182,6 +183,7 @@ export function QueueActions({ queue, onChanged, onDeleted }: { queue: Pick<Queu
           The queue and its {queue.tasksSummary.total.toLocaleString('en')} tasks are removed for good. The gateway refuses while one of them runs.
         </p>
       </Confirm>
+      )}
     </div>
   );
 }

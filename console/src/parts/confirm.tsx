@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode } from 'react';
 
 /**
  * A modal question (the native <dialog>: focus moves into it, Escape cancels, the page behind is inert); the
@@ -6,6 +6,7 @@ import { useEffect, useRef, type ReactNode } from 'react';
  */
 export function Confirm({ open, title, children, confirmLabel, onConfirm, onCancel }: { open: boolean; title: string; children: ReactNode; confirmLabel: string; onConfirm(): void; onCancel(): void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const d = dialog.current;
     if (!d) return;
@@ -13,8 +14,8 @@ export function Confirm({ open, title, children, confirmLabel, onConfirm, onCanc
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={dialog} onCancel={(e) => (e.preventDefault(), onCancel())} aria-labelledby="confirm-title">
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={dialog} onCancel={(e) => (e.preventDefault(), onCancel())} aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
       <div>{children}</div>
       <div className="actions">
         <button type="button" autoFocus onClick={onCancel}>

@@ -6,7 +6,8 @@ const local = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyl
 export function Time({ at, zone }: { at: string | null | undefined; zone?: string }) {
   if (!at) return <span className="muted">—</span>;
   const date = new Date(at);
-  const text = zone ? new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: zone, timeZoneName: 'short' }).format(date) : local.format(date);
+  // (dateStyle and timeStyle do not combine with timeZoneName: the fields are named one by one.)
+  const text = zone ? new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: zone, timeZoneName: 'short' }).format(date) : local.format(date);
   return (
     <time dateTime={at} title={at}>
       {text}
