@@ -1,5 +1,6 @@
 // The operator console (console/, a React front end): its typed operations generated from schema.graphql
-// (console/codegen.ts), type-checked (console/tsconfig.json), then bundled by Vite into console/dist/, which the
+// (console/codegen.ts, run by scripts/generate.mjs with the other generators), type-checked (console/tsconfig.json),
+// then bundled by Vite into console/dist/, which the
 // gateway serves at /console (src/edge/plugins/use-console.ts). console/dist/ is build output, never committed.
 // Run by `npm run build` (scripts/build.mjs), before `npm test` and by the test run's global set-up, so a fresh
 // clone serves the console without a step of its own. `--if-stale`: nothing when console/dist/ was built from
@@ -38,6 +39,9 @@ function inputsHash() {
 
 /** Builds console/dist/ unless (`ifStale`) it was built from the same inputs; false when a step failed (it says which). */
 export function buildConsole({ ifStale = false } = {}) {
+  // The typed documents (console/src/gql/), made by the generators when their inputs changed.
+  const generated = spawnSync(process.execPath, [join(ROOT, 'scripts/generate.mjs')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (generated.status !== 0) return false;
   const hash = inputsHash();
   if (ifStale && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash && existsSync(join(DIST, 'index.html'))) return true;
   const started = performance.now();
@@ -46,7 +50,6 @@ export function buildConsole({ ifStale = false } = {}) {
   // under a test run it is `test`, and Vite would then bundle React's development build.
   const env = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, NODE_ENV: 'production' };
   const steps = [
-    ['graphql-codegen', ['--config', 'codegen.ts', '--silent']],
     ['tsc', ['-p', 'tsconfig.json']],
     ['vite', ['build', '--config', 'vite.config.ts']],
   ];
