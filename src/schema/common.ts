@@ -143,6 +143,13 @@ export function defineConnection<T>(name: string, nodeRef: OutputRef<T>, what: s
   });
 }
 
+/** How many items a list field's `first` asks for, by the rule of every page (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE). */
+export function firstItems(ctx: GraphQLContext, first: number | null | undefined): number {
+  const window = pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }).safeParse({ skip: 0, take: first ?? undefined });
+  if (!window.success) throw new ValidationError(toFieldIssues(window.error).map((issue) => ({ ...issue, field: 'first' })));
+  return window.data.take;
+}
+
 /** Arguments shared by every connection field. */
 export const pageArgs = (t: PothosArgs) => ({
   first: t.int({ required: false, description: 'Page size (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }),

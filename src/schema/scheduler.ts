@@ -1,8 +1,7 @@
 import type { GraphQLContext } from './context.js';
 import { builder } from './builder.js';
-import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { ActivityMinuteRef, activityArgs, activityWindow, firstItems, defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { jobActivity } from '../db/sql/jobActivity.js';
-import { ValidationError } from '../errors.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
 import { followKey, readUntilAnswered } from '../events/live.js';
@@ -108,14 +107,6 @@ const RetryConfig = builder.objectRef<scheduler.Job>('RetryConfig').implement({
   }),
 });
 
-/** The most instances `Job.recentInstances` gives. */
-const MAX_RECENT_INSTANCES = 20;
-function recentInstanceCount(first: number | null | undefined): number {
-  const value = first ?? 5;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_RECENT_INSTANCES) throw new ValidationError([{ field: 'first', message: `must be an integer from 1 to ${MAX_RECENT_INSTANCES}` }]);
-  return value;
-}
-
 export const JobRef = builder.prismaObject('Job', {
   description: 'A cron job: fires its target at each occurrence of its schedule, exactly once across all gateway processes.',
   fields: (t) => ({
@@ -133,9 +124,10 @@ export const JobRef = builder.prismaObject('Job', {
     createTime: t.expose('createTime', { type: 'DateTime', description: 'When the job was created.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the job was last changed (pause and resume set it).' }),
     recentInstances: t.relation('instances', {
-      description: `The job's latest instances, latest scheduled time first (a list's glance; \`jobInstances\` pages through all).`,
-      args: { first: t.arg.int({ description: `How many (default 5, at most ${MAX_RECENT_INSTANCES}).` }) },
-      query: (args) => ({ orderBy: [{ scheduledTime: 'desc' }, { id: 'desc' }], take: recentInstanceCount(args.first) }),
+      description: "The job's latest instances, latest scheduled time first: a list's glance (`jobInstances` pages through all).",
+      args: { first: t.arg.int({ description: 'How many (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }) },
+      // The rule every page follows, so the query cost counts this list as it runs (src/pipeline/list-bounds.ts).
+      query: (args, ctx) => ({ orderBy: [{ scheduledTime: 'desc' }, { id: 'desc' }], take: firstItems(ctx, args.first) }),
     }),
   }),
 });

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
 import { Jobs, PauseJob, ResumeJob, RunJob, InstanceChanged } from '../api/operations';
 import type { JobFilter, JobStatus, JobsQuery } from '../gql/graphql';
@@ -53,6 +53,7 @@ export function JobsPage() {
 
 function JobRow({ job: initial }: { job: Job }) {
   const [job, setJob] = useState(initial);
+  useEffect(() => setJob(initial), [initial]);
   useSubscription(InstanceChanged, { jobName: initial.name }, ({ jobInstanceChanged: changed }) => {
     if (!changed) return;
     setJob((j) => {

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
 import { ChangeQueueRate, CloseQueue, DeleteQueue, OpenQueue, PauseQueue, QueueChanged, Queues, ResumeQueue, SummaryChanged } from '../api/operations';
 import type { QueueFieldsFragment, QueueFilter, QueueStatus } from '../gql/graphql';
@@ -59,6 +59,11 @@ type Summary = QueueFieldsFragment['tasksSummary'];
 function QueueRow({ queue: initial, onGone }: { queue: QueueFieldsFragment; onGone(): void }) {
   const [queue, setQueue] = useState(initial);
   const [summary, setSummary] = useState<Summary>(initial.tasksSummary);
+  // A new read of the list (a filter, a page, a deletion) brings the row's current state.
+  useEffect(() => {
+    setQueue(initial);
+    setSummary(initial.tasksSummary);
+  }, [initial]);
   useSubscription(QueueChanged, { name: initial.name }, ({ queueChanged }) => (queueChanged ? setQueue((q) => ({ ...q, ...queueChanged })) : onGone()));
   useSubscription(SummaryChanged, { queueName: initial.name }, ({ tasksSummaryChanged }) => setSummary(tasksSummaryChanged));
   return (
