@@ -1,7 +1,8 @@
 // `npm run build`: the generators (generate.mjs, which does nothing when its inputs did not change), then tsc with
 // tsconfig.build.json: src/ compiled to dist/ as the same tree (src/db/migrations.ts -> dist/db/migrations.js), so a
 // path a module computes from import.meta.dirname ('../..' = the repository) is the same from src/ and from dist/.
-// A type error fails the build and emits nothing. Every other file of src/ (client.browser.js, the .graphql
+// A type error fails the build and emits nothing. The operator console (console/) is built first, by
+// scripts/build-console.mjs, into console/dist/. Every other file of src/ (client.browser.js, the .graphql
 // documents) is copied beside its module; a dist/ file whose source is gone is removed.
 // `--if-stale` (prestart): nothing when dist/ was built from exactly these inputs (a stamp in dist/ holds their hash).
 import { spawnSync } from 'node:child_process';
@@ -41,6 +42,9 @@ const isAsset = (f) => !f.endsWith('.ts') && !f.split('/').some((part) => part.s
 const outputsOf = (f) => (f.endsWith('.d.ts') ? [] : f.endsWith('.ts') ? [f.replace(/\.ts$/, '.js')] : isAsset(f) ? [f] : []);
 
 await import('./generate.mjs');
+// The console's own build (console/ -> console/dist/), when its inputs changed.
+const { buildConsole } = await import('./build-console.mjs');
+if (!buildConsole({ ifStale: true })) process.exit(1);
 
 const ifStale = process.argv.includes('--if-stale');
 const hash = inputsHash();

@@ -11,19 +11,26 @@ const BIN = join(ROOT, 'node_modules/.bin');
 const STAMP = join(ROOT, 'src/generated/.inputs.sha256');
 
 /** What the generators read: the Prisma schema and config, the GraphQL contract and every operation document
- * (src/ and test/ are walked, so a new folder of documents counts), the locked generator versions, this script. */
-const INPUT_FILES = ['prisma.config.ts', 'codegen.ts', 'schema.graphql', 'package-lock.json', 'scripts/generate.mjs'];
+ * (src/ and test/ are walked, so a new folder of documents counts; the console's are in its sources), the locked
+ * generator versions, this script. */
+const INPUT_FILES = ['prisma.config.ts', 'codegen.ts', 'console/codegen.ts', 'schema.graphql', 'package-lock.json', 'scripts/generate.mjs'];
 const INPUT_TREES = [
   { dir: 'prisma/schema', ext: '.prisma' },
   { dir: 'src', ext: '.graphql', skip: 'src/generated' },
   { dir: 'test', ext: '.graphql' },
+  // The console's operations are written inside its TypeScript (graphql(`...`)).
+  { dir: 'console/src', ext: '.ts', skip: 'console/src/gql' },
+  { dir: 'console/src', ext: '.tsx' },
 ];
 /** One file of each generator's output: a deleted output means generating again, whatever the stamp says. */
-const OUTPUTS = ['src/generated/prisma/client.ts', 'src/generated/pothos-types.ts', 'src/generated/graphql/index.ts'];
+/** The console's sources are absent where only the server is built (the image's first `npm ci` layer). */
+const HAS_CONSOLE = existsSync(join(ROOT, 'console/codegen.ts'));
+const OUTPUTS = ['src/generated/prisma/client.ts', 'src/generated/pothos-types.ts', 'src/generated/graphql/index.ts', ...(HAS_CONSOLE ? ['console/src/gql/index.ts'] : [])];
 
 const GENERATORS = [
   ['prisma', ['generate']],
   ['graphql-codegen', ['--config', 'codegen.ts', '--silent']],
+  ...(HAS_CONSOLE ? [['graphql-codegen', ['--config', 'console/codegen.ts', '--silent']]] : []),
 ];
 
 function filesUnder(dir, ext, skip) {

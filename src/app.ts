@@ -43,7 +43,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
     throw error;
   }
   for (const worker of workers) worker.start();
-  log.info({ url: http.url, pid: process.pid, database: database.kind, auth: config.AUTH }, `gateway listening; GraphiQL at ${http.url}/graphql`);
+  log.info({ url: http.url, pid: process.pid, database: database.kind, auth: config.AUTH }, `gateway listening; GraphiQL at ${http.url}/graphql${config.CONSOLE ? `, the console at ${http.url}/console` : ''}`);
   if (config.AUTH === 'off') {
     log.warn({ host: config.HOST }, 'authentication is OFF (AUTH=off): every request is served without an API key; allowed on loopback only');
   }

@@ -65,6 +65,8 @@ const envSchema = z.object({
   QUEUE_MAX_RATE: int(1000, 1),
   MIGRATE_ON_START: bool.default(true),
   GRAPHIQL: bool.default(true),
+  /** Serve the operator console (console/dist/) at /console. */
+  CONSOLE: bool.default(true),
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   GRAPHQL_WS_INIT_TIMEOUT_MS: int(3000, 100),
   /** Open subscriptions (graphql-ws and SSE together) one API key may hold in one process; 0 = no cap. */

@@ -248,7 +248,7 @@ describe('a running gateway, first contact', () => {
     expect(await res.json()).toEqual({
       error: {
         code: 'NOT_FOUND',
-        message: `No such path: ${method} /nope. The API is at /graphql (GraphiQL in a browser) and the legacy paths are listed at /openapi.json.`,
+        message: `No such path: ${method} /nope. The API is at /graphql (GraphiQL in a browser), the operator console at /console, and the legacy paths are listed at /openapi.json.`,
       },
     });
   });

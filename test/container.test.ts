@@ -427,6 +427,12 @@ describe('the image, replayed without Docker', () => {
     const answer = await query(direct, '{ __typename }');
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ data: { __typename: 'Query' } });
+    // The image serves the operator console it built (console/dist/), page and assets, without a key.
+    const page = await fetch(`${direct}/console`);
+    expect(page.status).toBe(200);
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await page.text())?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${direct}${script}`)).status).toBe(200);
   });
 
   it('behind the proxy’s configuration (HAProxy): round-robin, SSE and graphql-ws events across instances, a drained instance costs no request', { timeout: 90_000 }, async () => {

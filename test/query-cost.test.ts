@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { getNamedType, isInputObjectType, isInterfaceType, isObjectType, parse, type GraphQLNamedType } from 'graphql';
 import { buildSchema } from '../src/schema/schema.js';
+import { MAX_ACTIVITY_MINUTES } from '../src/schema/common.js';
 import { operationSize, sizeVariables } from '../src/pipeline/operation.js';
 import { LIST_BOUNDS, UNBOUNDED_LISTS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/pipeline/list-bounds.js';
 import { DATABASES } from './helpers/databases.js';
@@ -24,6 +25,7 @@ describe('every list of the schema has a bound the cost counts', () => {
   }
 
   it('paged by its own argument, by the field holding it, or with a bound named in list-bounds.ts', () => {
+    expect(LIST_BOUNDS.get('Query.taskActivity')).toBe(MAX_ACTIVITY_MINUTES);
     const unbounded: string[] = [];
     for (const type of types) {
       if (!isObjectType(type)) continue;
@@ -39,6 +41,7 @@ describe('every list of the schema has a bound the cost counts', () => {
       'ApiKeyConnection',
       'JobConnection',
       'JobInstanceConnection',
+      'NotificationConnection',
       'QueueConnection',
       'StubNotificationPage',
       'TaskConnection',

@@ -19,6 +19,7 @@ export const ENV_HELP = {
   AUTH: 'on: every request needs an API key (default on with DATABASE_URL, else off; off only on a loopback HOST)',
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (default info)',
   GRAPHIQL: 'serve GraphiQL at /graphql to browsers (default on)',
+  CONSOLE: 'serve the operator console at /console (default on)',
   IDENTITY_DEMO_DATA: 'load the identity demo data into an empty embedded database (default on)',
 } as const satisfies Partial<Record<keyof Config, string>>;
 
@@ -65,10 +66,10 @@ export const COMMANDS: readonly CliCommand[] = [
   {
     path: ['serve'],
     script: 'start',
-    summary: 'Start the gateway: GraphQL at /graphql (HTTP, SSE, WebSocket), the legacy paths, health, metrics and workers.',
+    summary: 'Start the gateway: GraphQL at /graphql (HTTP, SSE, WebSocket), the console, the legacy paths, health, metrics and workers.',
     details:
       'The default command. Applies pending migrations first (MIGRATE_ON_START). SIGTERM or SIGINT drains and exits;\na second signal exits at once. Every variable the gateway reads is described in docs/configuration.md.',
-    env: ['PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'AUTH', 'LOG_LEVEL', 'MIGRATE_ON_START', 'GRAPHIQL', 'IDENTITY_DEMO_DATA'],
+    env: ['PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'AUTH', 'LOG_LEVEL', 'MIGRATE_ON_START', 'GRAPHIQL', 'CONSOLE', 'IDENTITY_DEMO_DATA'],
     keepsRunning: true,
     async run() {
       const config = loadConfig();

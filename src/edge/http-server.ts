@@ -26,12 +26,13 @@ import { useBodyLimit } from './plugins/use-body-limit.js';
 import { corsFor, useBrowserPolicy } from './plugins/use-browser-policy.js';
 import { useNotFound } from './plugins/use-not-found.js';
 import { useGraphiQL } from './plugins/use-graphiql.js';
+import { useConsole } from './plugins/use-console.js';
 import { useCallerHeaders } from './plugins/use-caller-headers.js';
 import { useEventStreamStatus } from './plugins/use-event-stream-status.js';
 
 // The HTTP server and its edges: the front door (target and Host, connection order, lingering close), the node:http
-// edge for plain JSON POSTs, Yoga's edge for the rest (GET, SSE, multipart, GraphiQL, CORS, health, metrics), and
-// graphql-ws on the same port. Every operation they read runs on the API's one pipeline.
+// edge for plain JSON POSTs, Yoga's edge for the rest (GET, SSE, multipart, GraphiQL, the console, CORS, health,
+// metrics), and graphql-ws on the same port. Every operation they read runs on the API's one pipeline.
 
 export interface HttpServerOptions {
   config: Config;
@@ -85,13 +86,14 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
       api.metrics,
       useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
+      ...(config.CONSOLE ? [useConsole()] : []),
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
       useKeyFirst('/graphql', api.accessControl.keyFirstAnswer),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
       usePipeline({ pipeline: api.pipeline, operationRequest: api.operationRequest, subscriber: (res) => services.subscriptions.connect(eventStreamOutput(res)) }),
       useHealth({ ready }),
       useLegacyRoutes({ door: api.legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
-      useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL }),
+      useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL, console: config.CONSOLE }),
     ],
   });
   // Plain JSON POSTs (legacy paths and /graphql) are answered on node:http (src/edge/node.ts); the rest by Yoga.

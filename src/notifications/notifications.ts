@@ -7,6 +7,7 @@ import { acceptNotifications as acceptStatement, type AcceptRequest } from '../d
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { groupCommitPer } from '../db/group-commit.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { readPage, type Page, type Window } from '../pagination.js';
 import {
   ATTACHMENT_CHUNK_CHARS,
   FLAG_PRIORITY,
@@ -365,4 +366,27 @@ export async function findStubAttachments(
     for (let i = 0; i < base64.length; i += ATTACHMENT_CHUNK_CHARS) data.push(base64.slice(i, i + ATTACHMENT_CHUNK_CHARS));
     return { id: notification.id, attachmentId: f.id, filename: f.filename, data };
   });
+}
+
+/** What `notifications` narrows by; every given condition applies. */
+export interface UnitFilter {
+  systemId?: string;
+  status?: NotificationStatus;
+  channel?: SendChannel;
+  incomingId?: string;
+}
+
+/** Delivery units of every type, newest request first and a request's units together, a page at a time. */
+export async function findNotificationUnits(db: PrismaClient, filter: UnitFilter, window: Window): Promise<Page<NotificationRow>> {
+  const where: Prisma.NotificationWhereInput = {
+    ...(filter.systemId !== undefined && { systemId: filter.systemId }),
+    ...(filter.status !== undefined && { status: filter.status }),
+    ...(filter.channel !== undefined && { channel: filter.channel }),
+    ...(filter.incomingId !== undefined && { incomingId: filter.incomingId }),
+  };
+  return readPage(
+    window,
+    (skip, take) => db.notification.findMany({ where, orderBy: [{ createTime: 'desc' }, { incomingId: 'asc' }, { id: 'asc' }], skip, take }),
+    () => db.notification.count({ where }),
+  );
 }

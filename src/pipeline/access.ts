@@ -32,6 +32,16 @@ export function scopeOf(field: { extensions?: { scope?: unknown } | null } | und
   return typeof scope === 'string' ? scope : undefined;
 }
 
+/** A root field any valid key may run, whatever its scopes (`extensions.anyKey`): what the caller itself may do. */
+const opensToAnyKey = (field: { extensions?: { anyKey?: unknown } | null } | undefined) => field?.extensions?.anyKey === true;
+
+/** Whether a key may run a root field: any key for an `anyKey` field, else its scope (admin:all when it declares none). */
+export function mayRun(principal: Principal, field: { extensions?: { scope?: unknown; anyKey?: unknown } | null } | undefined): boolean {
+  if (opensToAnyKey(field)) return true;
+  const scope = scopeOf(field);
+  return scope === undefined ? principal.scopes.includes(ADMIN_SCOPE) : hasScope(principal, scope);
+}
+
 /** Every scope some root field of the schema declares, plus admin:all and metrics:read. */
 export function declaredScopes(schema: GraphQLSchema): Set<string> {
   const scopes = new Set<string>([ADMIN_SCOPE, 'metrics:read']);
@@ -79,8 +89,8 @@ export function checkAccess(
   const missing = new Set<string>();
   for (const f of fields) {
     if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid caller
+    if (mayRun(principal, f.field)) continue;
     const scope = scopeOf(f.field);
-    if (scope === undefined ? principal.scopes.includes(ADMIN_SCOPE) : hasScope(principal, scope)) continue;
     if (scope !== undefined && principal.personOid !== null && servesOwnRecords(f.field)) continue;
     missing.add(scope ?? ADMIN_SCOPE);
   }

@@ -25,6 +25,10 @@ export const LIST_BOUNDS: ReadonlyMap<string, number> = new Map([
   // e-mail per address; fewer for the other channels (1,000 phone numbers; 1,000 device tokens, a topic, a condition).
   ['SendNotificationResult.notificationResponses', 1500],
   ['Subscription.notificationStatusChanged', 1500],
+  // One item per minute of the window asked for, at most a day (MAX_ACTIVITY_MINUTES in src/schema/common.ts).
+  ['Query.taskActivity', 1440],
+  ['Query.jobActivity', 1440],
+  ['Query.deliveryActivity', 1440],
 ]);
 
 /**

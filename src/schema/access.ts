@@ -2,10 +2,32 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as apiKeys from '../access/api-keys.js';
 import { apiKeyRules } from '../access/access-rules.js';
-import { declaredScopes } from '../pipeline/access.js';
+import { declaredScopes, mayRun } from '../pipeline/access.js';
 import { buildSchema } from './schema.js';
 
-// API keys, administered over GraphQL (scope admin:all); the CLI (`npm run keys`) does the same offline.
+// API keys, administered over GraphQL (scope admin:all); the CLI (`npm run keys`) does the same offline. And
+// `viewer`, which any valid key may ask: what that key itself may do, so a front end offers only those actions.
+
+interface Viewer {
+  authRequired: boolean;
+  keyName: string | null;
+  scopes: readonly string[];
+  systemId: string | null;
+  allowedFields: string[];
+}
+
+const ViewerRef = builder.objectRef<Viewer>('Viewer').implement({
+  description: 'The caller: the API key of the request and what it may run.',
+  fields: (t) => ({
+    authRequired: t.exposeBoolean('authRequired', { description: 'Whether the gateway asks every caller for a key (AUTH=on).' }),
+    keyName: t.exposeString('keyName', { nullable: true, description: "The key's name; null when no key was sent (possible only with AUTH=off)." }),
+    scopes: t.exposeStringList('scopes', { description: "The key's scopes; empty without a key." }),
+    systemId: t.exposeString('systemId', { nullable: true, description: 'The only system whose notifications the key may send and read; null: any.' }),
+    allowedFields: t.exposeStringList('allowedFields', {
+      description: 'Every root field the caller may run, as `Type.field` (`Mutation.pauseQueue`); with AUTH=off, all of them.',
+    }),
+  }),
+});
 
 const ApiKeyRef = builder.objectRef<apiKeys.ApiKey>('ApiKey').implement({
   description: 'An API key, without its secret (only its SHA-256 hash is stored).',
@@ -40,6 +62,22 @@ const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
 });
 
 builder.queryFields((t) => ({
+  viewer: t.field({
+    type: ViewerRef,
+    extensions: { anyKey: true },
+    description: 'The caller: its key, scopes and the root fields it may run (any valid key may ask).',
+    resolve: (_root, _args, ctx, info) => {
+      const principal = ctx.principal ?? null;
+      const open = ctx.config.AUTH === 'off';
+      const allowedFields: string[] = [];
+      for (const root of [info.schema.getQueryType(), info.schema.getMutationType(), info.schema.getSubscriptionType()]) {
+        for (const field of Object.values(root?.getFields() ?? {})) {
+          if (open || (principal && mayRun(principal, field))) allowedFields.push(`${root!.name}.${field.name}`);
+        }
+      }
+      return { authRequired: !open, keyName: principal?.name ?? null, scopes: principal?.scopes ?? [], systemId: principal?.systemId ?? null, allowedFields: allowedFields.sort() };
+    },
+  }),
   apiKeys: t.field({
     type: ApiKeyConnection,
     extensions: { scope: 'admin:all' },

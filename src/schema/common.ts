@@ -143,6 +143,13 @@ export function defineConnection<T>(name: string, nodeRef: OutputRef<T>, what: s
   });
 }
 
+/** How many items a list field's `first` asks for, by the rule of every page (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE). */
+export function firstItems(ctx: GraphQLContext, first: number | null | undefined): number {
+  const window = pageWindowSchema({ defaultPageSize: ctx.config.DEFAULT_PAGE_SIZE, maxPageSize: ctx.config.MAX_PAGE_SIZE }).safeParse({ skip: 0, take: first ?? undefined });
+  if (!window.success) throw new ValidationError(toFieldIssues(window.error).map((issue) => ({ ...issue, field: 'first' })));
+  return window.data.take;
+}
+
 /** Arguments shared by every connection field. */
 export const pageArgs = (t: PothosArgs) => ({
   first: t.int({ required: false, description: 'Page size (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }),
@@ -169,4 +176,30 @@ export function dropNullsDeepExcept(input: unknown, jsonKeys: ReadonlySet<string
     );
   };
   return (walk(input ?? {}) ?? {}) as Record<string, unknown>;
+}
+
+/** One minute of an area's activity (taskActivity, jobActivity, deliveryActivity). */
+export const ActivityMinuteRef = builder.objectRef<{ minute: Date; succeeded: number; failed: number }>('ActivityMinute').implement({
+  description: 'One minute of activity of an area: what ended in it, well or not.',
+  fields: (t) => ({
+    minute: t.expose('minute', { type: 'DateTime', description: 'The start of the minute (UTC).' }),
+    succeeded: t.exposeInt('succeeded', { description: 'What ended well in this minute (tasks and job instances SUCCEEDED, notification units delivered).' }),
+    failed: t.exposeInt('failed', { description: 'What failed in this minute (FAILED, and for notification units EXPIRED too).' }),
+  }),
+});
+
+/** The longest window an activity field looks back over: one day of minutes. */
+export const MAX_ACTIVITY_MINUTES = 1440;
+
+/** The `minutes` argument of an activity field, validated. */
+export const activityArgs = (t: PothosArgs) => ({
+  minutes: t.int({ required: false, description: `Whole minutes to look back over, the current one included (default 60, at most ${MAX_ACTIVITY_MINUTES}).` }),
+});
+
+export function activityWindow(minutes: number | null | undefined): number {
+  const value = minutes ?? 60;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_ACTIVITY_MINUTES) {
+    throw new ValidationError([{ field: 'minutes', message: `must be an integer from 1 to ${MAX_ACTIVITY_MINUTES}` }]);
+  }
+  return value;
 }

@@ -1,7 +1,8 @@
 import type { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { assertSystemAccess, boundSystemId } from '../access/principal.js';
-import { dropNulls, validate } from './common.js';
+import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { deliveryActivity } from '../db/sql/deliveryActivity.js';
 import type { GraphQLContext } from './context.js';
 import { parseChannelConfig, type AdapterChannelName } from '../channels/index.js';
 import { ValidationError } from '../errors.js';
@@ -84,6 +85,18 @@ export const NotificationRef = builder.prismaObject('Notification', {
     createTime: t.expose('createTime', { type: 'DateTime', description: 'When it was accepted.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When its status last changed.' }),
     deliveredTime: t.expose('deliveredTime', { type: 'DateTime', nullable: true, description: 'When the channel accepted it.' }),
+  }),
+});
+
+const NotificationConnection = defineConnection('Notification', NotificationRef, 'notification unit');
+
+const NotificationFilterInput = builder.inputType('NotificationFilter', {
+  description: 'Conditions a notification unit must meet; all given conditions apply.',
+  fields: (t) => ({
+    systemId: t.string({ description: 'The calling system equals this.' }),
+    status: t.field({ type: NotificationStatusEnum, description: 'Status equals this.' }),
+    channel: t.field({ type: NotificationChannel, description: 'Channel equals this.' }),
+    incomingId: t.string({ description: 'The units of this request.' }),
   }),
 });
 
@@ -223,6 +236,31 @@ builder.queryFields((t) => ({
       filter.systemId ??= boundSystemId(ctx) ?? undefined;
       return notifications.findStubNotifications(ctx.db, filter, window!);
     },
+  }),
+  notifications: t.field({
+    type: NotificationConnection,
+    extensions: { scope: 'notifications:read' },
+    description: 'Delivery units of every channel and type by system, status, channel or request, newest request first with its units together, a page at a time.',
+    args: { filter: t.arg({ type: NotificationFilterInput, description: 'Conditions on the units.' }), ...pageArgs(t.arg) },
+    resolve: async (_root, args, ctx, info) => {
+      const given = dropNulls(args.filter) as { systemId?: string; status?: NotificationStatus; channel?: SendChannel; incomingId?: string };
+      const filter = {
+        ...given,
+        ...(given.systemId !== undefined && { systemId: validate(systemIdRule, given.systemId, 'filter.systemId') }),
+        ...(given.incomingId !== undefined && { incomingId: validate(uuid, given.incomingId, 'filter.incomingId') }),
+      };
+      // A key bound to a system reads that system's units only.
+      if (filter.systemId !== undefined) assertSystemAccess(ctx, filter.systemId);
+      filter.systemId ??= boundSystemId(ctx) ?? undefined;
+      return toConnection(await notifications.findNotificationUnits(ctx.db, filter, windowFromArgs(ctx, args, info)));
+    },
+  }),
+  deliveryActivity: t.field({
+    type: [ActivityMinuteRef],
+    extensions: { scope: 'notifications:read' },
+    description: "Notification units delivered and given up (FAILED, EXPIRED) in each of the last minutes, oldest minute first, zeros included; a system-bound key sees its system's.",
+    args: activityArgs(t.arg),
+    resolve: (_root, args, ctx) => deliveryActivity(ctx.db, activityWindow(args.minutes), boundSystemId(ctx)),
   }),
   stubNotificationAttachments: t.field({
     type: [StubAttachmentRef],

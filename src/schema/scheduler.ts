@@ -1,6 +1,7 @@
 import type { GraphQLContext } from './context.js';
 import { builder } from './builder.js';
-import { defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { ActivityMinuteRef, activityArgs, activityWindow, firstItems, defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { jobActivity } from '../db/sql/jobActivity.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
 import { followKey, readUntilAnswered } from '../events/live.js';
@@ -122,6 +123,12 @@ export const JobRef = builder.prismaObject('Job', {
     nextRunTime: t.expose('nextRunTime', { type: 'DateTime', nullable: true, description: 'The next occurrence to fire, in UTC; null while paused or when the schedule never fires again.' }),
     createTime: t.expose('createTime', { type: 'DateTime', description: 'When the job was created.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the job was last changed (pause and resume set it).' }),
+    recentInstances: t.relation('instances', {
+      description: "The job's latest instances, latest scheduled time first: a list's glance (`jobInstances` pages through all).",
+      args: { first: t.arg.int({ description: 'How many (default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE).' }) },
+      // The rule every page follows, so the query cost counts this list as it runs (src/pipeline/list-bounds.ts).
+      query: (args, ctx) => ({ orderBy: [{ scheduledTime: 'desc' }, { id: 'desc' }], take: firstItems(ctx, args.first) }),
+    }),
   }),
 });
 
@@ -247,6 +254,13 @@ builder.queryFields((t) => ({
       const filter = validate(jobFilter, dropNullsDeep(args.filter), 'filter');
       return toConnection(await scheduler.findJobs(ctx.db, filter, (args.orderBy ?? 'NAME_ASC') as JobOrder, windowFromArgs(ctx, args, info)));
     },
+  }),
+  jobActivity: t.field({
+    type: [ActivityMinuteRef],
+    extensions: { scope: 'scheduler:read' },
+    description: 'Job instances of every job that ended (SUCCEEDED, FAILED) in each of the last minutes, oldest minute first, zeros included.',
+    args: activityArgs(t.arg),
+    resolve: (_root, args, ctx) => jobActivity(ctx.db, activityWindow(args.minutes)),
   }),
   jobInstance: t.prismaField({
     type: 'JobInstance',

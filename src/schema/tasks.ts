@@ -3,12 +3,14 @@ import type { GraphQLResolveInfo } from 'graphql';
 import type { GraphQLContext } from './context.js';
 import type { AppTypes } from './builder.js';
 import { builder } from './builder.js';
-import { defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
+import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
 import { createTaskInput, taskFilter, taskKey, TASK_END_STATUSES, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
+import { queueTaskCounts } from '../db/sql/queueTaskCounts.js';
+import { taskActivity } from '../db/sql/taskActivity.js';
 import { liveState } from '../events/live.js';
 
 const TaskStatus = builder.enumType('TaskStatus', {
@@ -174,6 +176,18 @@ builder.objectField(QueueRef, 'tasks', (t) =>
   }),
 );
 
+builder.objectField(QueueRef, 'tasksSummary', (t) =>
+  t.field({
+    type: TasksSummaryRef,
+    description: "The count of every status of the queue's tasks, zeros included (the queues of one page are counted together).",
+    resolve: async (queue, _args, ctx) => {
+      const found = (await queueTaskCounts(ctx.db, queue.name))?.counts ?? {};
+      const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, found[s] ?? 0])) as Record<TaskStatusName, number>;
+      return { queueName: queue.name, total: Object.values(counts).reduce((a, b) => a + b, 0), ...counts };
+    },
+  }),
+);
+
 builder.queryFields((t) => ({
   task: t.prismaField({
     type: 'Task',
@@ -192,6 +206,13 @@ builder.queryFields((t) => ({
       ...pageArgs(t.arg),
     },
     resolve: (_root, args, ctx, info) => taskPage(ctx, args, info),
+  }),
+  taskActivity: t.field({
+    type: [ActivityMinuteRef],
+    extensions: { scope: 'tasks:read' },
+    description: 'Tasks of every queue that ended (SUCCEEDED, FAILED) in each of the last minutes, oldest minute first, zeros included.',
+    args: activityArgs(t.arg),
+    resolve: (_root, args, ctx) => taskActivity(ctx.db, activityWindow(args.minutes)),
   }),
   tasksSummary: t.field({
     type: TasksSummaryRef,

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { makeAsset, sha256, type Asset } from '../static-assets.js';
+
+export type { Asset };
 
 // The files the GraphiQL page loads, all served by the gateway itself so that the page works with no outside
 // network: Yoga's self-contained GraphiQL bundle (@graphql-yoga/render-graphiql: script, styles, favicon and the
@@ -12,15 +12,6 @@ import { gzip } from 'node:zlib';
 
 /** Where the assets are served. */
 export const ASSET_PREFIX = '/graphiql/';
-
-export interface Asset {
-  readonly path: string;
-  readonly type: string;
-  readonly body: Uint8Array<ArrayBuffer>;
-  readonly etag: string;
-  /** The body gzip-compressed, made on first use and kept. */
-  gzipped(): Promise<Uint8Array<ArrayBuffer>>;
-}
 
 /** The URL of each asset the page names. */
 export interface AssetUrls {
@@ -39,18 +30,10 @@ export interface GraphiQLAssets {
 }
 
 const JS = 'text/javascript; charset=utf-8';
-const compress = promisify(gzip);
 
 function asset(name: string, extension: string, type: string, body: Uint8Array<ArrayBuffer>): Asset {
-  const digest = createHash('sha256').update(body).digest('hex');
-  let gzipped: Promise<Uint8Array<ArrayBuffer>> | undefined;
-  return {
-    path: `${ASSET_PREFIX}${name}.${digest.slice(0, 12)}.${extension}`,
-    type,
-    body,
-    etag: `"${digest.slice(0, 32)}"`,
-    gzipped: () => (gzipped ??= compress(body)),
-  };
+  const digest = sha256(body);
+  return makeAsset(`${ASSET_PREFIX}${name}.${digest.slice(0, 12)}.${extension}`, type, body, digest);
 }
 
 /** `data:<type>;base64,<data>` -> its bytes. */

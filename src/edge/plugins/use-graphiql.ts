@@ -1,5 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
-import { ASSET_PREFIX, loadGraphiQLAssets, type Asset, type GraphiQLAssets } from '../graphiql/assets.js';
+import { ASSET_PREFIX, loadGraphiQLAssets, type GraphiQLAssets } from '../graphiql/assets.js';
+import { assetResponse } from '../static-assets.js';
 import { EXAMPLE_TABS } from '../graphiql/example-tabs.js';
 import { PAGE_CSP, renderGraphiQLPage } from '../graphiql/page.js';
 
@@ -17,37 +18,6 @@ export interface GraphiQLOptions {
 /** The Headers tab GraphiQL opens with: where the key goes when the gateway asks for one. */
 function startingHeaders(auth: 'on' | 'off'): string {
   return auth === 'on' ? JSON.stringify({ Authorization: 'Bearer <your API key>' }, null, 2) : '';
-}
-
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-
-/** Whether Accept-Encoding allows gzip: its own weight, else that of `*`; a weight of 0 refuses. */
-function acceptsGzip(acceptEncoding: string | null): boolean {
-  const weights = new Map<string, number>();
-  for (const part of (acceptEncoding ?? '').split(',')) {
-    const [coding = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    weights.set(coding, q === undefined ? 1 : Number(q.slice(2)));
-  }
-  return (weights.get('gzip') ?? weights.get('*') ?? 0) > 0;
-}
-
-async function assetResponse(request: Request, found: Asset): Promise<Response> {
-  const headers: Record<string, string> = {
-    'content-type': found.type,
-    'cache-control': IMMUTABLE,
-    etag: found.etag,
-    vary: 'accept-encoding',
-    'x-content-type-options': 'nosniff',
-  };
-  if (request.headers.get('if-none-match')?.split(',').some((tag) => tag.trim() === found.etag)) return new Response(null, { status: 304, headers });
-  let body = found.body;
-  if (acceptsGzip(request.headers.get('accept-encoding'))) {
-    body = await found.gzipped();
-    headers['content-encoding'] = 'gzip';
-  }
-  headers['content-length'] = String(body.byteLength);
-  return new Response(request.method === 'HEAD' ? null : body, { status: 200, headers });
 }
 
 export function useGraphiQL(options: GraphiQLOptions): Plugin {

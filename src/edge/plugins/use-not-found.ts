@@ -4,6 +4,8 @@ export interface NotFoundOptions {
   graphqlEndpoint: string;
   /** Whether GraphiQL answers browsers at the endpoint (GRAPHIQL). */
   graphiql: boolean;
+  /** Whether the operator console answers at /console (CONSOLE). */
+  console?: boolean;
 }
 
 /** Long enough for any real path; a long one is cut so the answer stays small. */
@@ -16,7 +18,7 @@ const MAX_ECHOED_PATH = 200;
  */
 export function useNotFound(options: NotFoundOptions): Plugin {
   const endpoint = options.graphqlEndpoint;
-  const where = `The API is at ${endpoint}${options.graphiql ? ' (GraphiQL in a browser)' : ''} and the legacy paths are listed at /openapi.json.`;
+  const where = `The API is at ${endpoint}${options.graphiql ? ' (GraphiQL in a browser)' : ''}${options.console ? ', the operator console at /console,' : ''} and the legacy paths are listed at /openapi.json.`;
   return {
     onRequest({ request, url, endResponse }) {
       if (url.pathname === endpoint || url.pathname === `${endpoint}/`) return;

@@ -1,0 +1,62 @@
+// npm run bench:console  (= npm run generate && tsx bench/console.ts)
+//
+// The operator console at the scale it must stay usable at: 1,000 queues, one of them with 100,000 tasks (a quarter
+// each READY, SUCCEEDED, FAILED, BLOCKED; the ended ones spread over the last hour). On a fresh PostgreSQL database
+// (TEST_POSTGRES_URL or postgresql://postgres@127.0.0.1:5432/test, dropped at the end), the gateway in this process
+// answers the console's own documents (console/src/gql, the same text the browser sends) over HTTP; each is asked
+// BENCH_ROUNDS (20) times after 3 untimed ones, and the median and the slowest are printed in milliseconds.
+// Exits non-zero only on errors (a GraphQL error in an answer).
+import pg from 'pg';
+import { NO_WORKERS, startTestGateway } from '../test/helpers/gateway.js';
+import * as docs from '../console/src/gql/graphql.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const QUEUES = 1000;
+const TASKS = 100_000;
+const BIG = 'q-0001';
+
+const t = await startTestGateway('postgres', { ...NO_WORKERS, LOG_LEVEL: 'silent' });
+try {
+  const client = new pg.Client({ connectionString: t.db.url! });
+  await client.connect();
+  const seeded = performance.now();
+  await client.query(`INSERT INTO "Queue"(name) SELECT 'q-' || lpad(i::text, 4, '0') FROM generate_series(1, ${QUEUES}) i`);
+  await client.query(`INSERT INTO "Task"(id, "queueName", name, status, target, "finishTime", "updateTime")
+    SELECT gen_random_uuid(), '${BIG}', 'task-' || lpad(i::text, 6, '0'), (ARRAY['READY','SUCCEEDED','FAILED','BLOCKED'])[1 + i % 4]::"TaskStatus",
+      '{"url":"http://127.0.0.1:9/x"}', CASE WHEN i % 4 IN (1, 2) THEN (now() AT TIME ZONE 'UTC') - (i % 3600) * interval '1 second' END, now() AT TIME ZONE 'UTC'
+    FROM generate_series(1, ${TASKS}) i`);
+  await client.query('ANALYZE');
+  await client.end();
+  console.log(`seeded ${QUEUES} queues and ${TASKS} tasks in ${BIG} in ${Math.round(performance.now() - seeded)} ms`);
+
+  const ask = async (query: string, variables: Record<string, unknown>) => {
+    const res = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const body = (await res.json()) as { errors?: { message: string }[] };
+    if (body.errors?.length) throw new Error(`${query.slice(0, 60)}: ${body.errors[0]!.message}`);
+  };
+  const cases: [string, { toString(): string }, Record<string, unknown>][] = [
+    ['Queues page (25 queues with task counts)', docs.QueuesDocument, { first: 25 }],
+    ['Queues page, name prefix "q-09"', docs.QueuesDocument, { first: 25, filter: { namePrefix: 'q-09' } }],
+    ['Queues page 40 (offset 975)', docs.QueuesDocument, { first: 25, after: Buffer.from('o:974').toString('base64url') }],
+    ['Tasks of the 100k queue, first page', docs.QueueTasksDocument, { queueName: BIG, first: 25 }],
+    ['Tasks of the 100k queue, status FAILED', docs.QueueTasksDocument, { queueName: BIG, first: 25, filter: { status: 'FAILED' } }],
+    ['Tasks of the 100k queue, name "task-0999"', docs.QueueTasksDocument, { queueName: BIG, first: 25, filter: { name: 'task-0999' } }],
+    ['Tasks of the 100k queue, page 2000 (offset 49,975)', docs.QueueTasksDocument, { queueName: BIG, first: 25, after: Buffer.from('o:49974').toString('base64url') }],
+    ['Home: activity of the last hour', docs.ActivityDocument, { minutes: 60, tasks: true, jobs: true, deliveries: true }],
+  ];
+  console.log('operation | median ms | slowest ms');
+  for (const [name, document, variables] of cases) {
+    const query = document.toString();
+    for (let i = 0; i < 3; i++) await ask(query, variables);
+    const times: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const started = performance.now();
+      await ask(query, variables);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`${name} | ${times[Math.floor(times.length / 2)]!.toFixed(1)} | ${times.at(-1)!.toFixed(1)}`);
+  }
+} finally {
+  await t.close();
+}

@@ -1,0 +1,25 @@
+// How times and statuses read in the console.
+
+const local = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** An instant in the browser's time zone, with the ISO text as a tooltip. */
+export function Time({ at, zone }: { at: string | null | undefined; zone?: string }) {
+  if (!at) return <span className="muted">—</span>;
+  const date = new Date(at);
+  // (dateStyle and timeStyle do not combine with timeZoneName: the fields are named one by one.)
+  const text = zone ? new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: zone, timeZoneName: 'short' }).format(date) : local.format(date);
+  return (
+    <time dateTime={at} title={at}>
+      {text}
+    </time>
+  );
+}
+
+/** A status word with its colour class (`status-failed`, ...). */
+export function Status({ value }: { value: string }) {
+  return <span className={`status status-${value.toLowerCase()}`}>{value}</span>;
+}
+
+export const TASK_STATUSES = ['BLOCKED', 'READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'DELIVERED', 'FAILED', 'EXPIRED', 'CANCELLED', 'READ', 'ARCHIVED'] as const;
+export const CHANNELS = ['WEBHOOK', 'CHAT_A', 'CHAT_B', 'SMS', 'PUSH', 'GENERAL', 'GAPS', 'EMAIL'] as const;

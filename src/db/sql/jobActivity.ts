@@ -1,0 +1,12 @@
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { activityMinutes, windowStart, type ActivityMinute } from './activityMinutes.js';
+
+/** Job instances that ended per minute over the last `minutes` minutes: SUCCEEDED and FAILED, by their finishTime. */
+export function jobActivity(db: PrismaClient, minutes: number): Promise<ActivityMinute[]> {
+  return activityMinutes(
+    db,
+    minutes,
+    Prisma.sql`SELECT date_trunc('minute', "finishTime") AS minute, (status = 'SUCCEEDED')::int AS succeeded, (status = 'FAILED')::int AS failed
+      FROM "JobInstance" WHERE status IN ('SUCCEEDED', 'FAILED') AND "finishTime" >= ${windowStart(minutes)}`,
+  );
+}
