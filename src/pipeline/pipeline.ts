@@ -1,6 +1,6 @@
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { normalizedExecutor } from '@graphql-tools/executor';
-import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
+import { createGraphQLError, isAsyncIterable } from '@graphql-tools/utils';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import type { CallerContext } from './access.js';
@@ -115,6 +115,43 @@ const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> 
   return result;
 };
 
+/**
+ * A subscription's results masked, and an error its source throws (a read meeting an outage) sent as one last masked
+ * result, as envelop's masking did: a client learns why its stream ended. `return` goes straight to the source, so an
+ * unsubscribe never waits for the next event.
+ */
+function maskedStream(stream: AsyncIterable<ExecutionResult>, masked: (result: ExecutionResult) => ExecutionResult, mask: (error: unknown) => GraphQLError): AsyncIterableIterator<ExecutionResult> {
+  const source = stream[Symbol.asyncIterator]();
+  let ended = false;
+  const DONE: IteratorResult<ExecutionResult> = { done: true, value: undefined };
+  return {
+    async next() {
+      if (ended) return DONE;
+      try {
+        const step = await source.next();
+        if (step.done) ended = true;
+        return step.done ? DONE : { done: false, value: masked(step.value) };
+      } catch (error) {
+        ended = true;
+        return { done: false, value: { errors: [mask(error)] } };
+      }
+    },
+    async return() {
+      ended = true;
+      await source.return?.();
+      return DONE;
+    },
+    async throw(error: unknown) {
+      ended = true;
+      await source.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
 export function createPipeline(parts: PipelineParts): Pipeline {
   const { schema, documents, guards, trusted } = parts;
 
@@ -206,9 +243,9 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         const stream = await normalizedExecutor(args);
         if (!isAsyncIterable(stream)) return stream;
         parts.subscribed(args);
-        return follow(stream, args, request, prepared);
+        return follow(maskedStream(stream, masked, parts.mask), args, request, prepared);
       });
-      return isAsyncIterable(outcome) ? mapAsyncIterator(outcome[Symbol.asyncIterator](), masked) : masked(outcome);
+      return isAsyncIterable(outcome) ? outcome : masked(outcome);
     }
     // The deadline covers the caller's key look-up and the guards too: each may wait on the database. So does the
     // span: a refused operation is traced as one.
