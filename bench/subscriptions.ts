@@ -13,7 +13,7 @@
 // it to when the first state that includes it arrived. Printed per audience, rate and transport: the gateway's
 // statements per change, p50 and p99 of those latencies, states received per subscriber per second, the gateway's
 // resident memory per open subscriber (before the first change), and whether every subscriber ended on the last
-// state; each beside the audience of 1 measured in the same run.
+// state; each beside the audience of 1 measured in the same run. BENCH_CPU_PROFILE_DIR=<dir> profiles the gateway.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -33,6 +33,8 @@ const SSE_MAX = Number(process.env.BENCH_SSE_MAX ?? 5000);
 /** Latencies are counted in 1 ms buckets up to this; a longer one counts as this. */
 const LATENCY_CAP_MS = 60_000;
 const BENCH_ROLE = 'bench_writer';
+/** BENCH_CPU_PROFILE_DIR: the gateway writes a V8 CPU profile there when it stops. */
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 
 type Transport = 'graphql-ws' | 'SSE';
 const TRANSPORTS: Transport[] = ['graphql-ws', 'SSE'];
@@ -196,7 +198,7 @@ async function main(): Promise<void> {
     await writer.connect();
     const bench = writer;
 
-    gateway = await startGateway({ DATABASE_URL: url, MIGRATE_ON_START: 'off' });
+    gateway = await startGateway({ DATABASE_URL: url, MIGRATE_ON_START: 'off', ...(PROFILE_DIR && { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` }) });
     const pid = gateway.process.pid!;
     const rows: Row[] = [];
 

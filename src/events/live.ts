@@ -159,7 +159,8 @@ abstract class Feed<T, R> {
   private timer: NodeJS.Timeout | undefined;
   private wantEvent = false;
   private wantResync = false;
-  private lastReadAt = Number.NEGATIVE_INFINITY;
+  /** When the next read may start (performance.now()): a window after the time the last one was due. */
+  private nextReadAt = Number.NEGATIVE_INFINITY;
   private failures = 0;
 
   constructor(
@@ -205,21 +206,31 @@ abstract class Feed<T, R> {
 
   private schedule(): void {
     if (this.stopped || this.reading || this.timer !== undefined || (!this.wantEvent && !this.wantResync)) return;
-    const wait = this.lastReadAt + this.windowMs - Date.now();
-    if (wait > 0) this.timer = setTimeout(this.fire, wait);
-    else void this.readNow();
+    const now = performance.now();
+    if (now >= this.nextReadAt) void this.readNow(now);
+    else this.timer = setTimeout(this.windowEnded, this.nextReadAt - now);
   }
 
-  private fire = () => {
+  private windowEnded = () => {
+    this.timer = undefined;
+    if (this.stopped || this.reading || (!this.wantEvent && !this.wantResync)) return;
+    // The next window counts from when this read was due, not from when the timer ran: a key that changes about
+    // once per window keeps its pace instead of falling a timer's lateness further behind each time (unless the
+    // timer was a whole window late: then from now).
+    const now = performance.now();
+    void this.readNow(now - this.nextReadAt < this.windowMs ? this.nextReadAt : now);
+  };
+
+  private retry = () => {
     this.timer = undefined;
     this.schedule();
   };
 
-  private async readNow(): Promise<void> {
+  private async readNow(due: number): Promise<void> {
     const ifChanged = !this.wantEvent;
     this.wantEvent = this.wantResync = false;
     this.reading = true;
-    this.lastReadAt = Date.now();
+    this.nextReadAt = due + this.windowMs;
     const upToSeq = lastFollowerSeq;
     let result: R;
     try {
@@ -231,7 +242,7 @@ abstract class Feed<T, R> {
         // A transient fault does not end the subscriptions (standard graphql-ws and SSE clients do not retry one that
         // ended): the feed reads again until the database answers, and sends the state then, as after a resync.
         this.wantResync = true;
-        this.timer = setTimeout(this.fire, backoffDelay(++this.failures, RETRY_BACKOFF));
+        this.timer = setTimeout(this.retry, backoffDelay(++this.failures, RETRY_BACKOFF));
         return;
       }
       for (const follower of this.followers) if (follower.seq <= upToSeq) follower.fail(error);
