@@ -175,6 +175,8 @@ interface Row {
   achievedRate: number;
   statementsPerChange: number;
   gatewayCpuPerSecond: number;
+  /** The bench's own CPU (its subscribers parse every state): near 1, latencies include its own queueing. */
+  benchCpuPerSecond: number;
   byTransport: Record<Transport, { subscribers: number; p50: number; p99: number; statesPerSecond: number; endedOnLast: number; errors: number }>;
   rssPerSubscriberKb: number;
 }
@@ -238,6 +240,7 @@ async function main(): Promise<void> {
           console.error(`bench: ${audience} subscriber(s), ${rate} changes/s for ${SECONDS} s…`);
           const statementsBefore = await gatewayStatements(bench);
           const cpuBefore = cpuSeconds(pid);
+          const benchCpuBefore = process.cpuUsage();
           const began = performance.now();
           for (let i = 0; i < changes; i++) {
             const due = began + (i * 1000) / rate;
@@ -249,6 +252,7 @@ async function main(): Promise<void> {
           const seconds = (performance.now() - began) / 1000;
           await until(() => subs.every((s) => s.last >= tasks), 60_000, `the last change reaching every subscriber`).catch((error: Error) => console.error(error.message));
           const cpu = cpuSeconds(pid) - cpuBefore;
+          const benchCpu = process.cpuUsage(benchCpuBefore);
           // A read the last event set off may still run after everyone has the last state.
           await sleep(500);
           const statements = (await gatewayStatements(bench)) - statementsBefore;
@@ -269,7 +273,7 @@ async function main(): Promise<void> {
               ];
             }),
           ) as Row['byTransport'];
-          rows.push({ audience, rate, achievedRate: changes / seconds, statementsPerChange: statements / changes, gatewayCpuPerSecond: cpu / seconds, byTransport, rssPerSubscriberKb });
+          rows.push({ audience, rate, achievedRate: changes / seconds, statementsPerChange: statements / changes, gatewayCpuPerSecond: cpu / seconds, benchCpuPerSecond: (benchCpu.user + benchCpu.system) / 1e6 / seconds, byTransport, rssPerSubscriberKb });
           await sleep(1000);
         }
       } finally {
@@ -282,13 +286,13 @@ async function main(): Promise<void> {
     console.log(
       `\nbench:subscriptions: tasksSummaryChanged on one queue per audience, ${SECONDS} s per rate, graphql-ws ${WS_PER_SOCKET} subscriptions per socket, one gateway (NODE_ENV=production), a PostgreSQL cluster of its own with pg_stat_statements, Node ${process.version}\n`,
     );
-    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | RSS/subscriber KB |');
-    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | bench CPU s/s | RSS/subscriber KB |');
+    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const row of rows) {
       for (const transport of TRANSPORTS) {
         const t = row.byTransport[transport];
         console.log(
-          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
+          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.benchCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
         );
       }
     }
