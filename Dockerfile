@@ -9,7 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json prisma.config.ts codegen.ts schema.graphql ./
 COPY scripts/generate.mjs scripts/build.mjs scripts/
 COPY prisma/ prisma/
-COPY src/rest/operations/ src/rest/operations/
+COPY src/api/legacy/operations/ src/api/legacy/operations/
 RUN --mount=type=cache,target=/root/.npm npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/

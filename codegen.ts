@@ -4,7 +4,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 const config: CodegenConfig = {
   emitLegacyCommonJSImports: false,
   schema: 'schema.graphql',
-  documents: ['src/rest/operations/*.graphql', 'test/operations/*.graphql'],
+  documents: ['src/api/legacy/operations/*.graphql', 'test/operations/*.graphql'],
   ignoreNoDocuments: true,
   generates: {
     'src/generated/graphql/': {

@@ -65,6 +65,10 @@ const envSchema = z.object({
   GRAPHIQL: bool.default(true),
   SHUTDOWN_GRACE_MS: int(10_000, 0),
   GRAPHQL_WS_INIT_TIMEOUT_MS: int(3000, 100),
+  /** Open subscriptions (graphql-ws and SSE together) one API key may hold in one process; 0 = no cap. */
+  MAX_SUBSCRIPTIONS_PER_KEY: int(10_000, 0, 1_000_000),
+  /** Output waiting for one subscriber (a WebSocket, an SSE stream) past which it is dropped: its client stopped reading. */
+  SUBSCRIPTION_MAX_BUFFERED_BYTES: int(1_048_576, 16_384, 1_073_741_824),
   /** Load the identity demo data set into an empty embedded database at start-up (never on DATABASE_URL). */
   IDENTITY_DEMO_DATA: bool.default(true),
   /** Directory of PEM trust anchors of the default profile (v1 path, GraphQL default); absent = none. */

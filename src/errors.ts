@@ -1,5 +1,5 @@
 // Domain errors: each carries a stable code and the HTTP status that fits it; the edges (GraphQL, REST,
-// JSON-RPC) translate them in one place each (src/graphql/errors.ts, src/rest/envelopes.ts).
+// JSON-RPC) translate them in one place each (src/pipeline/mask-error.ts, src/api/legacy/error-shapes.ts).
 
 export type FieldIssue = { field: string; message: string };
 

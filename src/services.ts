@@ -11,6 +11,7 @@ import type { GatewayMetrics } from './runtime/metrics.js';
 import type { LoopRegistry } from './runtime/supervised-loop.js';
 import type { Logger } from './log.js';
 import type { OutboundPolicy } from './http/outbound-policy.js';
+import type { SubscriptionRegistry } from './runtime/subscription-registry.js';
 
 /** What every resolver, REST route and worker of one process shares (the GraphQL context adds the caller). */
 export interface AppServices {
@@ -31,5 +32,7 @@ export interface AppServices {
   outbound: OutboundPolicy;
   /** The supervised loops of this process (readiness reads them; a resync wakes them). */
   loops: LoopRegistry;
+  /** The open subscriptions of this process: per-key cap, output bound, access lines. */
+  subscriptions: SubscriptionRegistry;
   log: Logger;
 }

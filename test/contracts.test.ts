@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { printContract } from '../src/graphql/schema.js';
+import { printContract } from '../src/schema/schema.js';
 import { diffMigrationsToSchema } from '../src/db/migrations.js';
 
 describe('contracts', () => {
@@ -9,7 +9,7 @@ describe('contracts', () => {
   });
 
   it('every type, field, argument and enum value of schema.graphql has a description', async () => {
-    const { buildSchema } = await import('../src/graphql/schema.js');
+    const { buildSchema } = await import('../src/schema/schema.js');
     const schema = buildSchema();
     const missing: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {
@@ -33,7 +33,7 @@ describe('contracts', () => {
 
 describe('access scopes', () => {
   it('every root field declares the scope that guards it (extensions.scope = "<area>:<verb>")', async () => {
-    const { buildSchema } = await import('../src/graphql/schema.js');
+    const { buildSchema } = await import('../src/schema/schema.js');
     const schema = buildSchema();
     const missing: string[] = [];
     for (const root of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
@@ -49,8 +49,8 @@ describe('access scopes', () => {
 describe('route tables', () => {
   it('claim each path once, and the guard fires on a real duplicate', async () => {
     const { loadConfig } = await import('../src/config.js');
-    const { allRpcRoutes, assertUniqueRoutes } = await import('../src/rest/routes.js');
-    const { allHttpRoutes } = await import('../src/rest/http-routes.js');
+    const { allRpcRoutes, assertUniqueRoutes } = await import('../src/api/legacy/routes.js');
+    const { allHttpRoutes } = await import('../src/api/legacy/http-routes.js');
     const config = loadConfig({});
     const rpc = allRpcRoutes(config);
     const http = allHttpRoutes(config);

@@ -5,7 +5,7 @@ import { gql, NO_WORKERS, startTestGateway, type TestGateway } from './helpers/g
 import { bearer, makeKey } from './helpers/keys.js';
 import { watchSubscriptions } from './helpers/subscriptions.js';
 import { taskEventKey } from '../src/db/sql/taskEvents.js';
-import { EXAMPLE_TABS } from '../src/graphql/graphiql/example-tabs.js';
+import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
 
 // GraphiQL in a real browser (headless Debian Chromium driven by playwright-core) against a gateway with AUTH=on,
 // with every request to another origin blocked and recorded: the page must work with no outside network, the key

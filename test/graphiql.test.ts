@@ -4,12 +4,12 @@ import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
 import { getOperationAST, getVariableValues, parse, validate, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSchema } from '../src/graphql/schema.js';
-import { EXAMPLE_TABS } from '../src/graphql/graphiql/example-tabs.js';
-import { scopeOf } from '../src/graphql/plugins/use-access-control.js';
+import { buildSchema } from '../src/schema/schema.js';
+import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
+import { scopeOf } from '../src/pipeline/access.js';
 import { NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
 
-// GraphiQL as the gateway serves it (src/graphql/plugins/use-graphiql.ts): the example tabs are valid operations,
+// GraphiQL as the gateway serves it (src/edge/plugins/use-graphiql.ts): the example tabs are valid operations,
 // the client script picks the transport by the operation graphql-js would run, and the page and every asset it
 // names come from the gateway with cache headers. What a browser does with them: test/graphiql-browser.test.ts.
 
@@ -44,7 +44,7 @@ describe('the example tabs', () => {
 
 describe("the client script's choice of transport", () => {
   const sandbox: { GatewayGraphiQL?: { selectedOperationType(query: string, operationName?: string | null): string | null } } = {};
-  runInNewContext(readFileSync(new URL('../src/graphql/graphiql/client.browser.js', import.meta.url), 'utf8'), sandbox);
+  runInNewContext(readFileSync(new URL('../src/edge/graphiql/client.browser.js', import.meta.url), 'utf8'), sandbox);
   const selected = sandbox.GatewayGraphiQL!.selectedOperationType;
 
   const cases: [string, string | null, string | null][] = [

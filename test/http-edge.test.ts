@@ -1,15 +1,20 @@
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASES } from './helpers/databases.js';
+import { loadConfig } from '../src/config.js';
+import { startGateway } from '../src/app.js';
+import { DATABASES, freshDatabase } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
-import { httpRequestText, overSse, overWs, rawExchange, type RawAnswer } from './helpers/transports.js';
+import { exchange, httpRequestText, overSse, overWs, rawExchange, type Exchange, type RawAnswer } from './helpers/transports.js';
 
 // The HTTP edge as a hostile or merely unusual client meets it, with raw requests on node:net sockets where fetch
 // cannot say them: the request target and Host (src/http/request-target.ts, front-door.ts), pipelined requests
 // (connection-order.ts), upgrades the gateway does not take, a refused body read as a client reads it
-// (lingering-close.ts), slow clients (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS), and 401 first with AUTH=on.
+// (lingering-close.ts), slow clients (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS), 401 first with AUTH=on, and
+// which way in (node:http door, direct /graphql runner, Yoga) a request takes.
 
 const json = { 'content-type': 'application/json' };
 const rpcBody = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', method, params, id });
@@ -338,5 +343,81 @@ describe('AUTH=on: a request without a valid key is 401 before anything else abo
     const foreign = await rawExchange(t.url, httpRequestText('POST', '/graphql', { host: loopback(p), origin: 'https://evil.example', ...textPlain }, 'x'));
     expect(foreign.answers[0]!.status).toBe(403);
     expect(code(foreign.answers[0]!)).toBe('FORBIDDEN_ORIGIN');
+  });
+});
+
+describe.each([
+  ['off', {}],
+  ['on', { AUTH: 'on' }],
+] as const)('the way in a request takes on the default edge (AUTH=%s)', (auth, env) => {
+  // Plain JSON POSTs, legacy calls and /graphql alike, are answered on the node:http edge (src/edge/node.ts: its access
+  // line says `via`), the rest by Yoga's edge: read from the gateway's log, where Yoga writes a debug line for each
+  // request whose GraphQL parameters it reads. With AUTH=on a request without a valid key is refused before either
+  // reads them. test/every-edge.test.ts holds that every way answers alike.
+  type Way = 'node:http' | 'yoga' | 'before params';
+  let t: TestGateway;
+  let key: string;
+  const lines: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    const db = await freshDatabase('pglite');
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', AUTH: 'off', MAX_BODY_BYTES: '4096', ...NO_WORKERS, ...db.env, ...env });
+    const gateway = await startGateway(config, { log: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) });
+    t = { gateway, url: gateway.url, db, close: async () => (await gateway.close(), await db.drop()) };
+    key = await makeKey(t, ['queues:read']);
+  });
+  afterAll(() => t?.close());
+
+  const gql = (query: string) => JSON.stringify({ query });
+  /** [name, request, the way with AUTH=off, with AUTH=on and no key, with AUTH=on and a key (when not AUTH=off's)] */
+  const ROWS: [string, Exchange, Way, Way, Way?][] = [
+    ['a JSON-RPC call', { method: 'POST', path: '/getQueue', headers: json, body: rpcBody('getQueue', { name: 'q' }) }, 'node:http', 'node:http'],
+    ['a /rpc batch', { method: 'POST', path: '/rpc', headers: json, body: `[${rpcBody('getQueue', { name: 'q' })}]` }, 'node:http', 'node:http'],
+    ['a REST read', { method: 'GET', path: '/api/data/getPersonById?oid=1' }, 'node:http', 'node:http'],
+    ['a chunked JSON-RPC call', { method: 'POST', path: '/getQueue', headers: json, body: rpcBody('getQueue', { name: 'q' }), chunked: true }, 'node:http', 'node:http'],
+    ['a JSON-RPC body over MAX_BODY_BYTES', { method: 'POST', path: '/getQueue', headers: json, body: rpcBody('getQueue', { name: 'x'.repeat(5000) }) }, 'node:http', 'node:http'],
+    ['a Host that is not a host name', { method: 'POST', path: '/getQueue', headers: { ...json, host: 'a b' }, body: rpcBody('getQueue', { name: 'q' }) }, 'node:http', 'node:http'],
+    ['a JSON-RPC path over GET', { method: 'GET', path: '/getQueue' }, 'yoga', 'yoga'],
+    ['a JSON-RPC call with an Origin', { method: 'POST', path: '/getQueue', headers: { ...json, origin: 'https://evil.example' }, body: rpcBody('getQueue', { name: 'q' }) }, 'yoga', 'yoga'],
+    ['a dot segment', { method: 'POST', path: '/x/../getQueue', headers: json, body: rpcBody('getQueue', { name: 'q' }) }, 'yoga', 'yoga'],
+    // With AUTH=on the browser rules take any Host: the node door answers it.
+    ['a foreign Host', { method: 'POST', path: '/getQueue', headers: { ...json, host: 'evil.example' }, body: rpcBody('getQueue', { name: 'q' }) }, 'yoga', 'node:http', 'node:http'],
+    ['a GraphQL query', { method: 'POST', path: '/graphql', headers: json, body: gql('{ queues(first: 1) { totalCount } }') }, 'node:http', 'node:http'],
+    ['a GraphQL mutation', { method: 'POST', path: '/graphql', headers: json, body: gql('mutation { pauseQueue(name: "q") { name } }') }, 'node:http', 'node:http'],
+    ['a GraphQL syntax error', { method: 'POST', path: '/graphql', headers: json, body: gql('{ queues {') }, 'node:http', 'node:http'],
+    ['a GraphQL validation error', { method: 'POST', path: '/graphql', headers: json, body: gql('{ nope }') }, 'node:http', 'node:http'],
+    ['an unknown GraphQL parameter', { method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ __typename }', foo: 1 }) }, 'node:http', 'node:http'],
+    ['a GraphQL POST asking for SSE', { method: 'POST', path: '/graphql', headers: { ...json, accept: 'text/event-stream' }, body: gql('{ __typename }') }, 'yoga', 'before params'],
+    ['GraphQL over GET', { method: 'GET', path: '/graphql?query=%7B__typename%7D', headers: { accept: 'application/json' } }, 'yoga', 'before params'],
+  ];
+
+  it.each(ROWS)('%s', async (name, request, off, on, onWithKey = off) => {
+    const parsed = () => lines.filter((l) => l.msg === 'Parsing request to extract GraphQL parameters').length;
+    const way = async (headers: Record<string, string>): Promise<Way> => {
+      const before = parsed();
+      const answer = await exchange(t.url, { ...request, headers: { ...request.headers, ...headers } });
+      const access = lines.filter((l) => l.msg === 'request' && l.requestId === answer.headers['x-request-id']);
+      expect(access, `${name}: one access line`).toHaveLength(1);
+      if (access[0]!.via === 'node:http') return 'node:http';
+      if (parsed() > before) return 'yoga';
+      if (request.path.startsWith('/graphql') && answer.body.includes('UNAUTHENTICATED')) return 'before params';
+      return 'yoga';
+    };
+    expect(await way({})).toBe(auth === 'off' ? off : on);
+    if (auth === 'on') expect(await way(bearer(key))).toBe(onWithKey);
+  });
+
+  it('a caller that goes away mid-body gets no answer and costs no error line; the next call is answered', async () => {
+    const { hostname, port } = new URL(t.url);
+    await new Promise<void>((resolve) => {
+      const req = httpRequest({ hostname, port, path: '/getQueue', method: 'POST', headers: { ...json, ...bearer(key), 'content-length': '100' }, agent: false });
+      req.on('error', () => resolve());
+      req.on('close', () => resolve());
+      req.write('{"jsonrpc":"2.0",');
+      setTimeout(() => req.destroy(), 50);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(lines.filter((l) => Number(l.level) >= 50)).toEqual([]);
+    const next = await exchange(t.url, { method: 'POST', path: '/getQueue', headers: { ...json, ...bearer(key) }, body: rpcBody('getQueue', { name: 'q' }) });
+    expect(next.status).toBe(200);
   });
 });

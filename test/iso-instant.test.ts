@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoInstant } from '../src/graphql/iso-instant.js';
+import { isoInstant } from '../src/schema/iso-instant.js';
 
 describe('isoInstant', () => {
   it('writes what Date#toISOString writes, edge years and fields included', () => {

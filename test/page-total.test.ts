@@ -4,8 +4,8 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { loadConfig } from '../src/config.js';
-import { buildSchema } from '../src/graphql/schema.js';
-import { compiledOperation } from '../src/graphql/plugins/use-compiled-execution.js';
+import { buildSchema } from '../src/schema/schema.js';
+import { compiledOperation } from '../src/pipeline/compiled.js';
 import { readPage } from '../src/pagination.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
 

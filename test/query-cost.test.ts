@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { getNamedType, isInputObjectType, isInterfaceType, isObjectType, parse, type GraphQLNamedType } from 'graphql';
-import { buildSchema } from '../src/graphql/schema.js';
-import { operationSize, sizeVariables } from '../src/graphql/plugins/operation.js';
-import { LIST_BOUNDS, UNBOUNDED_LISTS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/graphql/plugins/list-bounds.js';
+import { buildSchema } from '../src/schema/schema.js';
+import { operationSize, sizeVariables } from '../src/pipeline/operation.js';
+import { LIST_BOUNDS, UNBOUNDED_LISTS, PAGING_ARGUMENTS, isObjectList, pagingArgument } from '../src/pipeline/list-bounds.js';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../src/config.js';
-import { allRpcRoutes } from '../src/rest/routes.js';
-import { allHttpRoutes } from '../src/rest/http-routes.js';
+import { allRpcRoutes } from '../src/api/legacy/routes.js';
+import { allHttpRoutes } from '../src/api/legacy/http-routes.js';
 
 // The README and the reference in docs/ must stay true: every configuration variable and every legacy path is
 // documented, every link leads somewhere. The tutorial itself is run by test/tutorial.test.ts.

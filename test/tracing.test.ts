@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -8,6 +6,7 @@ import { freshDatabase } from './helpers/databases.js';
 import { gql, rpc } from './helpers/gateway.js';
 import { startGatewayProcess } from './helpers/process.js';
 import { eventually } from './helpers/sink.js';
+import { SPAN_KIND, startOtlpReceiver, type ExportedSpan } from './helpers/otlp-receiver.js';
 import { overSse, overWs } from './helpers/transports.js';
 import { startSink, type Sink } from './channels/sink.js';
 import { tracingEnabled } from '../src/telemetry/enabled.js';
@@ -19,50 +18,6 @@ import { tracingEnabled } from '../src/telemetry/enabled.js';
 // the test). Off (no endpoint): the process loads no part of OpenTelemetry (but the API prom-client always requires)
 // and registers nothing with it.
 
-interface ExportedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  scope: string;
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-}
-const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
-
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
-const valueOf = (v: AnyValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(valueOf)));
-const attributesOf = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
-
-/** An OTLP/HTTP receiver (the JSON encoding the gateway's exporter sends) that keeps every span. */
-async function startReceiver(): Promise<{ url: string; spans: ExportedSpan[]; close(): Promise<void> }> {
-  const spans: ExportedSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
-        const message = JSON.parse(body) as { resourceSpans: any[] };
-        for (const rs of message.resourceSpans) {
-          const resource = attributesOf(rs.resource?.attributes);
-          for (const ss of rs.scopeSpans ?? [])
-            for (const s of ss.spans ?? [])
-              spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, scope: ss.scope?.name, attributes: attributesOf(s.attributes), resource });
-        }
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
-}
-
 const GATEWAY_ENV = { SCHEDULER: 'off', DELIVERY_WORKER: 'off' };
 
 const REQUEST_ID = 'trace-test-create-queue';
@@ -71,7 +26,7 @@ const cleanups: (() => Promise<unknown>)[] = [];
 
 /** A gateway with tracing on: requests of every kind, then SIGTERM; returns what the receiver got and the task's target. */
 async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink; logLines: Record<string, unknown>[] }> {
-  const [receiver, sink, db] = await Promise.all([startReceiver(), startSink(), freshDatabase('pglite')]);
+  const [receiver, sink, db] = await Promise.all([startOtlpReceiver(), startSink(), freshDatabase('pglite')]);
   cleanups.push(() => receiver.close(), () => sink.close(), () => db.drop());
   // A batch delay longer than the test: every span below reaches the receiver through the flush at shutdown.
   const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '60000' });

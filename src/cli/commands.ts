@@ -116,7 +116,7 @@ export const COMMANDS: readonly CliCommand[] = [
     summary: 'Rewrite schema.graphql (the GraphQL contract) from the Pothos schema.',
     details: 'Needs no database. test/contracts.test.ts fails while schema.graphql and the code differ.',
     async run() {
-      const { printContract } = await import('../graphql/schema.js');
+      const { printContract } = await import('../schema/schema.js');
       writeFileSync(resolve(ROOT, 'schema.graphql'), printContract());
       console.log('Wrote schema.graphql');
     },

@@ -40,7 +40,7 @@ export function bodyTooLarge(maxBytes: number): PayloadTooLargeError {
 /** The caller closed the connection before its body ended: there is nobody to answer. */
 export class ClientGone extends Error {}
 
-/** readBodyText for a node:http request (src/http/legacy-node-door.ts): the same limit, read from the stream itself. */
+/** readBodyText for a node:http request (src/edge/node.ts): the same limit, read from the stream itself. */
 export function readNodeBodyText(req: IncomingMessage, maxBytes: number): Promise<string> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FieldIssue } from '../errors.js';
-import { originalRequest } from '../graphql/plugins/remade-request.js';
+import { originalRequest } from '../edge/plugins/remade-request.js';
 
 // X-IdpScopes narrows what a caller may see. Sent twice, node:http (and fetch's Headers) join the two into one
 // comma list, which would release the scopes of both: a component on the way that appends the header (a proxy, a

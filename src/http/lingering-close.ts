@@ -13,7 +13,7 @@ export const LINGER_MS = 5000;
 const latest = new WeakMap<Socket, IncomingMessage>();
 
 /**
- * Called for every request (src/http/front-door.ts): remembers the connection's latest request and makes the
+ * Called for every request (src/edge/front-door.ts): remembers the connection's latest request and makes the
  * connection's close after an answer a lingering one when that request's body is not complete. One place for every
  * door: node:http calls `destroySoon` after any answer sent with `Connection: close`, whoever wrote it.
  */

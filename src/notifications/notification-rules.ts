@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { builtOncePerLimits } from '../validation.js';
 
 // Every rule about what a sending request (spec 4.5) and a stub query (spec 4.6) may hold. The REST input
-// schemas (src/rest/notifications.routes.ts, src/rest/stubs.routes.ts) and the GraphQL resolvers both use these.
+// schemas (src/api/legacy/notifications.routes.ts, src/api/legacy/stubs.routes.ts) and the GraphQL resolvers both use these.
 
 /** Statuses of one delivery unit; transitions are in docs/notes/notifications.md. */
 export const NOTIFICATION_STATUS = {

@@ -15,6 +15,8 @@ export interface GatewayMetrics {
   readonly httpDuration: Histogram<'method' | 'path'>;
   /** One count per root field of each executed operation; `outcome` is ok or the error code. */
   readonly operations: Counter<'type' | 'field' | 'outcome'>;
+  /** graphql-ws operations, as gateway_http_requests_total counts HTTP requests. */
+  readonly wsOperations: Counter<'type' | 'outcome'>;
   readonly operationDuration: Histogram<'type' | 'field'>;
   readonly rejected: Counter<'reason'>;
   /** 1 while API keys are rate-limited per process because the database bucket cannot be written. */
@@ -23,6 +25,8 @@ export interface GatewayMetrics {
   readonly rateLimitLocal: Counter<'reason'>;
   /** For the delivery worker: one count per delivery attempt. */
   readonly deliveries: Counter<'channel' | 'outcome'>;
+  /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
+  readonly subscriptionsOpen: Gauge<'transport'>;
 }
 
 export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
@@ -94,6 +98,7 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
+    wsOperations: new Counter({ name: 'gateway_graphql_ws_operations_total', help: 'graphql-ws operations by type and outcome (ok, error, subscribed).', labelNames: ['type', 'outcome'] as const, registers }),
     rejected: new Counter({ name: 'gateway_rejected_total', help: 'Requests refused before execution, by reason.', labelNames: ['reason'] as const, registers }),
     rateLimitDegraded: new Gauge({
       name: 'gateway_rate_limit_degraded',
@@ -107,5 +112,6 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
       registers,
     }),
     deliveries: new Counter({ name: 'gateway_delivery_outcomes_total', help: 'Notification delivery attempts by channel and outcome.', labelNames: ['channel', 'outcome'] as const, registers }),
+    subscriptionsOpen: new Gauge({ name: 'gateway_subscriptions_open', help: 'GraphQL subscriptions open now, by transport (graphql-ws, sse).', labelNames: ['transport'] as const, registers }),
   };
 }

@@ -6,13 +6,11 @@ import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler,
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import { getCurrentOtelContext, setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
-import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.js';
-import { REQUEST_ID_HEADER } from '../graphql/plugins/use-request-id.js';
-import type { LegacyAnswer, LegacyCallTracer } from '../rest/legacy-door.js';
-import type { OperationTracer } from '../graphql/run-operation.js';
-import { RPC_ERROR, type RpcResponse } from '../rest/jsonrpc.js';
+import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
+import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
+import type { OperationTracer } from '../pipeline/pipeline.js';
+import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
@@ -31,11 +29,9 @@ export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
 
 export interface Tracing {
-  /** Envelop plugins, right after useRequestId: the request id onto the context, then the operation spans. */
-  readonly plugins: Plugin[];
-  /** The span of one legacy call (src/rest/legacy-door.ts). */
+  /** The span of one legacy call (src/api/legacy/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
-  /** The span of an operation the gateway's own runner executes (legacy calls, the common /graphql POST). */
+  /** The span of every operation the pipeline runs (src/pipeline/pipeline.ts), whatever its door. */
   readonly traceOperation: OperationTracer;
   /** Exports the spans still buffered and stops; the last step of the gateway's shutdown. */
   shutdown(): Promise<void>;
@@ -153,34 +149,10 @@ export function startTracing(log: Logger): Tracing {
   const tracer = trace.getTracer('public-services-gateway', version);
   wrapExchange((send) => tracedExchange(tracer, send));
   return {
-    plugins: [
-      useRequestIdInTrace(),
-      // No resolver spans (one per field), no variables or results (personal data); the document when it has no inline
-      // arguments. The context type it declares is a symbol it never reads.
-      useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL) as unknown as Plugin,
-    ],
     traceLegacyCall: legacyCallTracer(tracer),
-    // Named and scoped as the envelop plugin names the spans of what Yoga executes, so a trace reads the same either way.
+    // Named and scoped as @envelop/opentelemetry names operation spans, so traces read as they did.
     traceOperation: operationTracer(trace.getTracer('graphql')),
     shutdown: () => sdk.shutdown(),
-  };
-}
-
-/**
- * Puts the context's request id into the OpenTelemetry context the operation span (next plugin) starts from, and onto
- * the HTTP server span the operation runs under. Over graphql-ws the id is the one useRequestId made for the operation.
- */
-function useRequestIdInTrace(): Plugin {
-  const tag = (graphqlContext: unknown) => {
-    const id = (graphqlContext as { requestId?: unknown }).requestId;
-    if (typeof id !== 'string') return;
-    const current = getCurrentOtelContext(graphqlContext);
-    trace.getSpan(current)?.setAttribute(REQUEST_ID_ATTRIBUTE, id);
-    setCurrentOtelContext(graphqlContext, current.setValue(REQUEST_ID, id));
-  };
-  return {
-    onExecute: ({ args }) => tag(args.contextValue),
-    onSubscribe: ({ args }) => tag(args.contextValue),
   };
 }
 
@@ -205,10 +177,14 @@ function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent:
 function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
     let parent = context.active();
-    if (operation.requestId) parent = parent.setValue(REQUEST_ID, operation.requestId);
+    if (operation.requestId) {
+      // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
+      trace.getSpan(parent)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
+      parent = parent.setValue(REQUEST_ID, operation.requestId);
+    }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
     return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, (span, result) => {
-      if (!result.errors?.length) return;
+      if (Symbol.asyncIterator in result || !result.errors?.length) return;
       span.setStatus({ code: SpanStatusCode.ERROR });
       span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
     });

@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { compilePath } from '../../src/rest/http-route.js';
+import { compilePath } from '../../src/api/legacy/http-route.js';
 
 // Checks real answers against the OpenAPI document they were served under: the status must be documented for the
 // operation, the body must match its schema and the documented headers must be there. Objects are checked exactly

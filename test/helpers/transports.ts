@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import WebSocket from 'ws';
 
 // One GraphQL operation over each transport a client may use, answering what the client would see, so that a test
@@ -70,7 +71,7 @@ export function overWs(
   url: string,
   query: string,
   variables: Record<string, unknown> = {},
-  options: { headers?: Record<string, string>; init?: Record<string, unknown>; limit?: number } = {},
+  options: { headers?: Record<string, string | string[]>; init?: Record<string, unknown>; limit?: number; operationName?: string } = {},
 ): Promise<TransportAnswer> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { headers: options.headers ?? {} });
@@ -87,7 +88,7 @@ export function overWs(
     });
     socket.on('message', (raw) => {
       const message = JSON.parse(raw.toString()) as { type: string; payload?: unknown };
-      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables } }));
+      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables, ...(options.operationName !== undefined && { operationName: options.operationName }) } }));
       else if (message.type === 'next') {
         results.push(message.payload as TransportAnswer['results'][number]);
         if (results.length >= (options.limit ?? 1)) finish();
@@ -98,6 +99,46 @@ export function overWs(
     });
     socket.on('close', (code, reason) => resolve({ status, results, closeCode: code, closeReason: reason.toString() }));
     socket.on('error', reject);
+  });
+}
+
+export interface Exchange {
+  method: string;
+  /** The request target as written (a URL would resolve dot segments before sending). */
+  path: string;
+  /** An array sends the header once per value. */
+  headers?: Record<string, string | string[]>;
+  /** Sent with Content-Length, or in two chunks (no Content-Length) when `chunked`. */
+  body?: string;
+  chunked?: boolean;
+}
+
+export interface ExchangeAnswer {
+  status: number;
+  /** The reason phrase of the status line. */
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request on a connection of its own, through node:http, answered as its bytes say. */
+export function exchange(url: string, e: Exchange): Promise<ExchangeAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | string[]> = { ...e.headers };
+    if (e.body !== undefined && !e.chunked) headers['content-length'] = String(Buffer.byteLength(e.body));
+    const { hostname, port } = new URL(url);
+    const req = httpRequest({ hostname, port, path: e.path, method: e.method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    if (e.body !== undefined && e.chunked) {
+      // Written in two parts so the server cannot see the end before the first.
+      const half = Math.floor(e.body.length / 2);
+      req.write(e.body.slice(0, half));
+      setTimeout(() => req.end(e.body!.slice(half)), 20);
+    } else req.end(e.body);
   });
 }
 

@@ -1,0 +1,34 @@
+import type { Plugin } from 'graphql-yoga';
+import { PayloadTooLargeError } from '../../errors.js';
+import { bodyTooLarge, declaredLength, readBodyText } from '../../http/body.js';
+import { remadeRequest } from './remade-request.js';
+
+// MAX_BODY_BYTES for /graphql (the legacy paths apply it themselves): a declared or actual body over the limit
+// is answered 413 in the GraphQL error envelope, without buffering the excess.
+
+export function useBodyLimit(options: { endpoint: string; maxBodyBytes: number }): Plugin {
+  return {
+    async onRequest({ request, url, setRequest, endResponse, fetchAPI }) {
+      if (url.pathname !== options.endpoint || request.method === 'GET' || request.method === 'HEAD') return;
+      try {
+        // A declared length is a bound Node's HTTP parser holds the body to: Yoga reads it as it comes.
+        const declared = declaredLength(request);
+        if (!Number.isNaN(declared)) {
+          if (declared > options.maxBodyBytes) throw bodyTooLarge(options.maxBodyBytes);
+          return;
+        }
+        if (!request.body) return;
+        const text = await readBodyText(request, options.maxBodyBytes);
+        setRequest(remadeRequest(fetchAPI.Request, request, text));
+      } catch (error) {
+        if (!(error instanceof PayloadTooLargeError)) throw error;
+        endResponse(
+          new fetchAPI.Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
+            status: 413,
+            headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
+          }),
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { Plugin } from 'graphql-yoga';
+import { readBodyText } from '../../http/body.js';
+import type { LegacyDoor } from '../../api/legacy/legacy-door.js';
+
+// The legacy door (src/api/legacy/legacy-door.ts) inside Yoga: for what the node:http door (src/edge/node.ts)
+// leaves to Yoga's plugins (requests with an Origin, a refused Host, every path with tracing on, a 405).
+
+export function useLegacyRoutes(options: { door: LegacyDoor; maxBodyBytes: number }): Plugin {
+  // Answers are built with the Response class of Yoga's fetch API: its node adapter writes such a string body
+  // straight to the socket, where a platform Response is read back through a web stream.
+  let ResponseClass: typeof Response = Response;
+  return {
+    onYogaInit({ yoga }) {
+      ResponseClass = yoga.fetchAPI.Response;
+    },
+    async onRequest({ request, url, endResponse }) {
+      const answer = await options.door.answer({
+        request,
+        method: request.method,
+        path: url.pathname,
+        searchParams: () => url.searchParams,
+        text: () => readBodyText(request, options.maxBodyBytes),
+      });
+      if (answer) endResponse(new ResponseClass(answer.body, { status: answer.status, headers: answer.headers }));
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import type { Config } from '../config.js';
+import { databaseOptions, openDatabase, type Database } from '../db/client.js';
+import { prepareDatabase } from '../db/startup.js';
+import { startEventBus, type EventBus } from '../events/bus.js';
+import type { AppServices } from '../services.js';
+import type { Logger } from '../log.js';
+import type { Worker } from '../runtime/types.js';
+import { createWorkers } from '../runtime/workers.js';
+import { seedDemoData } from '../identity/demo.js';
+import { CmsVerifierPool } from '../signatures/pool.js';
+import { TrustStore } from '../signatures/trust.js';
+import { createJobExecutor } from '../scheduler/executor.js';
+import { refuseDeleteWhileRunning } from '../tasks/tasks.js';
+import { createSchedulerTaskCreator } from '../tasks/scheduler-task-creator.js';
+import { createKeyVerifier } from '../access/api-keys.js';
+import { createRateLimiter } from '../access/rate-limit.js';
+import { createMetrics } from '../runtime/metrics.js';
+import { createLoopRegistry } from '../runtime/supervised-loop.js';
+import { faultBackoff } from '../runtime/backoff.js';
+import { untilDeadline } from '../runtime/deadline.js';
+import { OutboundPolicy } from '../http/outbound-policy.js';
+import { createSubscriptionRegistry } from '../runtime/subscription-registry.js';
+
+// What the gateway runs on before any request: the database (migrated, or refused with one line), the event bus,
+// the trust store, the services every resolver and worker shares, and the workers (not started yet).
+
+export interface StartedServices {
+  database: Database;
+  bus: EventBus;
+  services: AppServices;
+  workers: Worker[];
+  /** Closes what start-up opened, in order, within `deadline` (epoch ms). */
+  close(deadline: number): Promise<void>;
+}
+
+export async function startServices(config: Config, log: Logger): Promise<StartedServices> {
+  const database = await openDatabase({ ...databaseOptions(config), log });
+  const undo: (() => Promise<void> | void)[] = [() => database.close()];
+  const unwind = async () => {
+    for (const step of undo.reverse()) await step();
+  };
+  try {
+    const migrations = await prepareDatabase(database, { databaseUrl: config.DATABASE_URL, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, migrateOnStart: config.MIGRATE_ON_START }, log);
+    if (migrations.pending.length === 0 && config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
+    const loops = createLoopRegistry();
+    const bus = await startEventBus(database, log.child({ component: 'event-bus' }));
+    undo.push(() => bus.close());
+    // Events may have been missed while the LISTEN connection was away: every worker polls, every retry tries now.
+    bus.onResync(() => loops.pollAll());
+    const trust = new TrustStore(database.prisma, config, bus);
+    const metrics = createMetrics(database.prisma, log, database.disk);
+    const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
+    const services: AppServices = {
+      db: database.prisma,
+      config,
+      bus,
+      queueDeleteGuards: [refuseDeleteWhileRunning],
+      trust,
+      verifier: new CmsVerifierPool(config.CMS_WORKERS),
+      jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config), outbound }),
+      keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
+      rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE, { log: log.child({ component: 'rate-limit' }), metrics }),
+      metrics,
+      outbound,
+      loops,
+      subscriptions: createSubscriptionRegistry({
+        maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY,
+        maxBufferedBytes: config.SUBSCRIPTION_MAX_BUFFERED_BYTES,
+        log: log.child({ component: 'subscriptions' }),
+        gauge: metrics.subscriptionsOpen,
+      }),
+      log,
+    };
+    undo.push(async () => {
+      trust.close();
+      await services.verifier.close();
+    });
+    services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
+    const workers = createWorkers(services, log);
+    return {
+      database,
+      bus,
+      services,
+      workers,
+      async close(deadline) {
+        trust.close();
+        await services.verifier.close();
+        await untilDeadline(services.rateLimiter.close(), Math.max(0, deadline - Date.now()));
+        await bus.close();
+        await untilDeadline(database.close(), Math.max(0, deadline - Date.now()));
+      },
+    };
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+}

@@ -1,0 +1,244 @@
+import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { normalizedExecutor } from '@graphql-tools/executor';
+import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
+import type { Logger } from '../log.js';
+import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { CallerContext } from './access.js';
+import { unauthenticatedMessage } from './access.js';
+import { executeCompiled } from './compiled.js';
+import { resultWithinDeadline } from './deadline.js';
+import { firstRefusal, type OperationGuard } from './guards.js';
+import { operationShape, refusal } from './operation.js';
+import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
+import type { Documents } from './documents.js';
+import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
+import { operationNameRefusal, type GraphQLParams } from './params.js';
+
+// One pipeline for every operation, whatever door it came in by (a JSON POST on node:http, Yoga's GET, SSE and
+// multipart, graphql-ws, a legacy path): caller -> document -> guards -> execute -> mask -> observe. The edges
+// (src/edge/) turn their transport into an OperationRequest and the result back into their answer; nothing here
+// knows HTTP beyond the status an error should carry when the answer has one.
+
+/** One operation as its edge hands it on: made once per request (per subscribe message over graphql-ws). */
+export interface OperationRequest {
+  /** The HTTP request, when there is one (resolvers read headers such as Idempotency-Key from it). */
+  request?: Request | undefined;
+  /** GET, POST, or WS for graphql-ws. */
+  method: string;
+  /** Whether the answer carries an HTTP status (a JSON answer; not an event stream, not a socket). */
+  httpStatus: boolean;
+  requestId: string;
+  log: Logger;
+  /** Who calls; asked once (memoized by the edge). */
+  caller(): Promise<CallerContext>;
+  /** The client connection a subscription's results are written to (graphql-ws socket, SSE response), when known. */
+  subscriber?: (() => SubscriberConnection | undefined) | undefined;
+}
+
+/** What an operation span needs to know of the operation it wraps. */
+export interface TracedOperation {
+  type: string;
+  name: string;
+  requestId: string | undefined;
+}
+export type OperationTracer = (operation: TracedOperation, run: () => Promise<OperationOutcome>) => Promise<OperationOutcome>;
+
+export interface PipelineParts {
+  schema: GraphQLSchema;
+  auth: 'on' | 'off';
+  documents: Documents;
+  /** Services and whatever else every operation's context holds. */
+  services: Record<string, unknown>;
+  guards: readonly OperationGuard[];
+  /** Starts timing an operation; the returned function counts its outcome. */
+  observe(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined }): (result: ExecutionResult | undefined) => void;
+  /** Counts a subscription that started. */
+  subscribed(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined }): void;
+  metrics?: GatewayMetrics | undefined;
+  /** Open subscriptions: the per-key cap, the bound on a slow client, their access lines (src/runtime/subscription-registry.ts). */
+  subscriptions?: SubscriptionRegistry | undefined;
+  /** Error masking (an error the client may not see becomes "Unexpected error." and is logged). */
+  mask(error: unknown): GraphQLError;
+  /** Runs of a document before it is compiled (GRAPHQL_JIT_AFTER_RUNS). */
+  compileAfter: number;
+  /** REQUEST_DEADLINE_MS (0: none); subscriptions have no end, and no deadline. */
+  deadlineMs: number;
+  /** With tracing on, the operation's span around its execution; the same executor runs either way. */
+  trace?: OperationTracer | undefined;
+}
+
+/** A request whose document parsed and validated, ready to run. */
+export interface PreparedOperation {
+  document: DocumentNode;
+  query: string;
+  variables: Record<string, unknown>;
+  operationName: string | undefined;
+  /** The chosen operation's name, or "anonymous" (spans and access lines name it so). */
+  label: string;
+  type: 'query' | 'mutation' | 'subscription';
+}
+
+export type OperationOutcome = ExecutionResult | AsyncIterable<ExecutionResult>;
+
+export interface Pipeline {
+  readonly schema: GraphQLSchema;
+  /** Caller rules asked before anything else of a request is read (AUTH=on without a valid key; repeated caller headers). */
+  callerRefusal(request: OperationRequest): Promise<ExecutionResult | null>;
+  /** The document step: parsed, one operation chosen (HTTP rules for GET), validated; or the request's errors. */
+  prepare(params: GraphQLParams, request: OperationRequest): PreparedOperation | ExecutionResult;
+  /** Guards, execution (within the deadline), masking and metrics. */
+  execute(prepared: PreparedOperation, request: OperationRequest, options?: { variablesFromRoute?: boolean }): Promise<OperationOutcome>;
+  /** All of it, for one request. */
+  run(params: GraphQLParams, request: OperationRequest): Promise<OperationOutcome>;
+  /** A legacy route's own document (parsed once, valid), with variables its rule made: coerced once, compiled. */
+  runRoute(request: OperationRequest, document: DocumentNode, query: string, variables: Record<string, unknown>): Promise<ExecutionResult>;
+  /** The masking every error a client sees goes through. */
+  mask(error: unknown): GraphQLError;
+}
+
+const isPrepared = (value: PreparedOperation | ExecutionResult): value is PreparedOperation => 'document' in value;
+export { isPrepared };
+
+/** graphql-js's executor, for what does not run compiled and for subscriptions. */
+const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+  const result = await normalizedExecutor(args);
+  if (isAsyncIterable(result)) throw new Error('a query or mutation returned a stream');
+  return result;
+};
+
+export function createPipeline(parts: PipelineParts): Pipeline {
+  const { schema, documents, guards } = parts;
+
+  async function callerRefusal(request: OperationRequest): Promise<ExecutionResult | null> {
+    const caller = await request.caller();
+    const status = request.httpStatus;
+    if (parts.auth === 'on' && !caller.principal) {
+      parts.metrics?.rejected.inc({ reason: 'unauthenticated' });
+      return { errors: [refusal(unauthenticatedMessage(caller.presentedKey), 'UNAUTHENTICATED', status ? 401 : undefined, {}, status ? { 'WWW-Authenticate': 'Bearer' } : undefined)] };
+    }
+    // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
+    const issue = request.request && callerHeaderIssue(request.request);
+    if (issue) {
+      parts.metrics?.rejected.inc({ reason: 'bad_request' });
+      return { errors: [refusal(callerHeaderMessage(issue), 'BAD_REQUEST', status ? 400 : undefined, { fields: [issue] })] };
+    }
+    return null;
+  }
+
+  function prepare(params: GraphQLParams, request: OperationRequest): PreparedOperation | ExecutionResult {
+    const badName = operationNameRefusal(params.operationName);
+    if (badName) return { errors: [badName] };
+    const parsed = documents.parsed(params.query);
+    if ('error' in parsed) return { errors: [parsed.error] };
+    const { document } = parsed;
+    // An empty name is no name (a client that always sends the field).
+    const operationName = typeof params.operationName === 'string' && params.operationName !== '' ? params.operationName : undefined;
+    const operation = getOperationAST(document, operationName);
+    // The operation must be known before anything runs (GraphQL over HTTP's wording, on every transport); a mutation
+    // is never run by a GET.
+    if (!operation) {
+      return { errors: [createGraphQLError('Could not determine what operation to execute.', { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } })] };
+    }
+    if (operation.operation === 'mutation' && request.method === 'GET') {
+      return { errors: [createGraphQLError('Can only perform a mutation operation from a POST request.', { extensions: { http: { status: 405, headers: { Allow: 'POST' } }, code: 'BAD_REQUEST' } })] };
+    }
+    const invalid = documents.validationErrors(document);
+    if (invalid.length) return { errors: invalid };
+    return { document, query: params.query, variables: params.variables ?? {}, operationName, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
+  }
+
+  function contextOf(request: OperationRequest, caller: CallerContext, prepared: PreparedOperation): Record<string, unknown> {
+    return {
+      ...parts.services,
+      request: request.request,
+      params: { query: prepared.query, variables: prepared.variables, ...(prepared.operationName !== undefined && { operationName: prepared.operationName }) },
+      requestId: request.requestId,
+      log: request.log,
+      ...caller,
+    };
+  }
+
+  const masked = (result: ExecutionResult): ExecutionResult => (result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result);
+
+  async function execute(prepared: PreparedOperation, request: OperationRequest, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
+    const traced = (run: () => Promise<OperationOutcome>) =>
+      parts.trace
+        ? parts.trace({ type: prepared.type, name: prepared.label, requestId: request.requestId }, run)
+        : run();
+    if (prepared.type === 'subscription') {
+      const outcome = await traced(async () => {
+        const args = await argsOf(prepared, request);
+        const refused = await firstRefusal(guards, args);
+        if (refused) return refused;
+        const stream = await normalizedExecutor(args);
+        if (!isAsyncIterable(stream)) return stream;
+        parts.subscribed(args);
+        return follow(stream, args, request, prepared);
+      });
+      return isAsyncIterable(outcome) ? mapAsyncIterator(outcome[Symbol.asyncIterator](), masked) : masked(outcome);
+    }
+    // The deadline covers the caller's key look-up and the guards too: each may wait on the database. So does the
+    // span: a refused operation is traced as one.
+    let done: ((result: ExecutionResult) => void) | undefined;
+    const result = await resultWithinDeadline(parts.deadlineMs, () =>
+      traced(async () => {
+        const args = await argsOf(prepared, request);
+        done = parts.observe(args);
+        const refused = await firstRefusal(guards, args);
+        if (refused) return refused;
+        return executeCompiled(args, executeUncompiled, { variablesFromRoute, compileAfter: parts.compileAfter });
+      }) as Promise<ExecutionResult>,
+    );
+    done?.(result);
+    return masked(result);
+  }
+
+  /** A stream as one open subscription of its client connection, bounded and counted; or its refusal (the stream ends). */
+  function follow(stream: AsyncIterable<ExecutionResult>, args: ExecutionArgs & { contextValue: Record<string, unknown> }, request: OperationRequest, prepared: PreparedOperation): OperationOutcome {
+    const connection = parts.subscriptions && request.subscriber?.();
+    if (!parts.subscriptions || !connection) return stream;
+    const principal = args.contextValue.principal as { keyId?: string } | null | undefined;
+    const fields = operationShape(schema, prepared.document, prepared.operationName)?.rootFields.map((f) => f.name) ?? [];
+    const followed = parts.subscriptions.follow(connection, { keyId: principal?.keyId ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
+    if (!('refused' in followed)) return followed;
+    parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
+    return { errors: [refusal(followed.message, followed.refused, request.httpStatus ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
+  }
+
+  async function argsOf(prepared: PreparedOperation, request: OperationRequest): Promise<ExecutionArgs & { contextValue: Record<string, unknown> }> {
+    const contextValue = contextOf(request, await request.caller(), prepared);
+    return { schema, document: prepared.document, variableValues: prepared.variables, contextValue, ...(prepared.operationName !== undefined && { operationName: prepared.operationName }) };
+  }
+
+  /** An error thrown outside the resolvers (a guard or the key look-up meeting an outage) is one masked error. */
+  const orMasked = async (run: () => Promise<OperationOutcome>): Promise<OperationOutcome> => {
+    try {
+      return await run();
+    } catch (error) {
+      return { errors: [parts.mask(error)] };
+    }
+  };
+
+  return {
+    schema,
+    callerRefusal,
+    prepare,
+    execute: (prepared, request, options) => orMasked(() => execute(prepared, request, options)),
+    run: (params, request) =>
+      orMasked(async () => {
+        const prepared = prepare(params, request);
+        return isPrepared(prepared) ? execute(prepared, request) : prepared;
+      }),
+    async runRoute(request, document, query, variables) {
+      const operation = getOperationAST(document);
+      const prepared: PreparedOperation = { document, query, variables, operationName: undefined, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
+      const invalid = documents.validationErrors(document);
+      if (invalid.length) return { errors: invalid };
+      // Not masked here: an outage met on the way is answered by the legacy door in the path's own envelope.
+      const outcome = await execute(prepared, request, { variablesFromRoute: true });
+      if (isAsyncIterable(outcome)) throw new Error('a legacy route ran a subscription');
+      return outcome;
+    },
+    mask: parts.mask,
+  };
+}
