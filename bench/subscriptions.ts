@@ -15,6 +15,7 @@
 // resident memory per open subscriber (before the first change), and whether every subscriber ended on the last
 // state; each beside the audience of 1 measured in the same run. BENCH_CPU_PROFILE_DIR=<dir> profiles the gateway.
 import http from 'node:http';
+import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import WebSocket from 'ws';
@@ -175,6 +176,8 @@ interface Row {
   achievedRate: number;
   statementsPerChange: number;
   gatewayCpuPerSecond: number;
+  /** The gateway's CPU per state a subscriber received: what a fan-out costs, whatever else the host runs. */
+  gatewayCpuPerStateUs: number;
   /** The bench's own CPU (its subscribers parse every state): near 1, latencies include its own queueing. */
   benchCpuPerSecond: number;
   byTransport: Record<Transport, { subscribers: number; p50: number; p99: number; statesPerSecond: number; endedOnLast: number; errors: number }>;
@@ -185,6 +188,7 @@ async function main(): Promise<void> {
   let cluster: PgCluster | undefined;
   let gateway: Child | undefined;
   let writer: pg.Client | undefined;
+  let loadBefore = '';
   try {
     console.error('bench: a PostgreSQL cluster of its own, with pg_stat_statements…');
     cluster = await startPgCluster(['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.max=1000']);
@@ -200,6 +204,7 @@ async function main(): Promise<void> {
     await writer.connect();
     const bench = writer;
 
+    loadBefore = os.loadavg()[0]!.toFixed(1);
     gateway = await startGateway({ DATABASE_URL: url, MIGRATE_ON_START: 'off', ...(PROFILE_DIR && { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` }) });
     const pid = gateway.process.pid!;
     const rows: Row[] = [];
@@ -253,6 +258,7 @@ async function main(): Promise<void> {
           await until(() => subs.every((s) => s.last >= tasks), 60_000, `the last change reaching every subscriber`).catch((error: Error) => console.error(error.message));
           const cpu = cpuSeconds(pid) - cpuBefore;
           const benchCpu = process.cpuUsage(benchCpuBefore);
+          const delivered = subs.reduce((sum, sub) => sum + sub.states, 0);
           // A read the last event set off may still run after everyone has the last state.
           await sleep(500);
           const statements = (await gatewayStatements(bench)) - statementsBefore;
@@ -273,7 +279,17 @@ async function main(): Promise<void> {
               ];
             }),
           ) as Row['byTransport'];
-          rows.push({ audience, rate, achievedRate: changes / seconds, statementsPerChange: statements / changes, gatewayCpuPerSecond: cpu / seconds, benchCpuPerSecond: (benchCpu.user + benchCpu.system) / 1e6 / seconds, byTransport, rssPerSubscriberKb });
+          rows.push({
+            audience,
+            rate,
+            achievedRate: changes / seconds,
+            statementsPerChange: statements / changes,
+            gatewayCpuPerSecond: cpu / seconds,
+            gatewayCpuPerStateUs: (cpu * 1e6) / Math.max(1, delivered),
+            benchCpuPerSecond: (benchCpu.user + benchCpu.system) / 1e6 / seconds,
+            byTransport,
+            rssPerSubscriberKb,
+          });
           await sleep(1000);
         }
       } finally {
@@ -284,15 +300,15 @@ async function main(): Promise<void> {
     }
 
     console.log(
-      `\nbench:subscriptions: tasksSummaryChanged on one queue per audience, ${SECONDS} s per rate, graphql-ws ${WS_PER_SOCKET} subscriptions per socket, one gateway (NODE_ENV=production), a PostgreSQL cluster of its own with pg_stat_statements, Node ${process.version}\n`,
+      `\nbench:subscriptions (load average ${loadBefore} before, ${os.loadavg()[0]!.toFixed(1)} after): tasksSummaryChanged on one queue per audience, ${SECONDS} s per rate, graphql-ws ${WS_PER_SOCKET} subscriptions per socket, one gateway (NODE_ENV=production), a PostgreSQL cluster of its own with pg_stat_statements, Node ${process.version}\n`,
     );
-    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | bench CPU s/s | RSS/subscriber KB |');
-    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | gateway CPU µs/state sent | bench CPU s/s | RSS/subscriber KB |');
+    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const row of rows) {
       for (const transport of TRANSPORTS) {
         const t = row.byTransport[transport];
         console.log(
-          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.benchCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
+          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.gatewayCpuPerStateUs.toFixed(0)} | ${row.benchCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
         );
       }
     }
