@@ -146,6 +146,18 @@ async function gatewayStatements(client: pg.Client): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/**
+ * Seconds the process's main thread has waited, runnable, for a CPU (/proc/PID/schedstat): on a shared host, the
+ * latency this adds is what other work took from it, not what the gateway does.
+ */
+function runQueueWaitSeconds(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -178,6 +190,8 @@ interface Row {
   gatewayCpuPerSecond: number;
   /** The gateway's CPU per state a subscriber received: what a fan-out costs, whatever else the host runs. */
   gatewayCpuPerStateUs: number;
+  /** How long the gateway's main thread waited for a CPU, runnable, per second. */
+  gatewayWaitPerSecond: number;
   /** The bench's own CPU (its subscribers parse every state): near 1, latencies include its own queueing. */
   benchCpuPerSecond: number;
   byTransport: Record<Transport, { subscribers: number; p50: number; p99: number; statesPerSecond: number; endedOnLast: number; errors: number }>;
@@ -246,6 +260,7 @@ async function main(): Promise<void> {
           const statementsBefore = await gatewayStatements(bench);
           const cpuBefore = cpuSeconds(pid);
           const benchCpuBefore = process.cpuUsage();
+          const waitBefore = runQueueWaitSeconds(pid);
           const began = performance.now();
           for (let i = 0; i < changes; i++) {
             const due = began + (i * 1000) / rate;
@@ -259,6 +274,7 @@ async function main(): Promise<void> {
           const cpu = cpuSeconds(pid) - cpuBefore;
           const benchCpu = process.cpuUsage(benchCpuBefore);
           const delivered = subs.reduce((sum, sub) => sum + sub.states, 0);
+          const waited = runQueueWaitSeconds(pid) - waitBefore;
           // A read the last event set off may still run after everyone has the last state.
           await sleep(500);
           const statements = (await gatewayStatements(bench)) - statementsBefore;
@@ -286,6 +302,7 @@ async function main(): Promise<void> {
             statementsPerChange: statements / changes,
             gatewayCpuPerSecond: cpu / seconds,
             gatewayCpuPerStateUs: (cpu * 1e6) / Math.max(1, delivered),
+            gatewayWaitPerSecond: waited / seconds,
             benchCpuPerSecond: (benchCpu.user + benchCpu.system) / 1e6 / seconds,
             byTransport,
             rssPerSubscriberKb,
@@ -302,13 +319,13 @@ async function main(): Promise<void> {
     console.log(
       `\nbench:subscriptions (load average ${loadBefore} before, ${os.loadavg()[0]!.toFixed(1)} after): tasksSummaryChanged on one queue per audience, ${SECONDS} s per rate, graphql-ws ${WS_PER_SOCKET} subscriptions per socket, one gateway (NODE_ENV=production), a PostgreSQL cluster of its own with pg_stat_statements, Node ${process.version}\n`,
     );
-    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | gateway CPU µs/state sent | bench CPU s/s | RSS/subscriber KB |');
-    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| subscribers | changes/s (made) | statements/change | transport | subscribers | p50 ms | p99 ms | states/subscriber/s | ended on the last state | gateway CPU s/s | gateway CPU µs/state sent | gateway waiting for a CPU s/s | bench CPU s/s | RSS/subscriber KB |');
+    console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const row of rows) {
       for (const transport of TRANSPORTS) {
         const t = row.byTransport[transport];
         console.log(
-          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.gatewayCpuPerStateUs.toFixed(0)} | ${row.benchCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
+          `| ${row.audience} | ${row.rate} (${row.achievedRate.toFixed(0)}) | ${row.statementsPerChange.toFixed(2)} | ${transport} | ${t.subscribers} | ${t.p50} | ${t.p99} | ${t.statesPerSecond.toFixed(1)} | ${t.endedOnLast}/${t.subscribers}${t.errors ? ` (${t.errors} errors)` : ''} | ${row.gatewayCpuPerSecond.toFixed(2)} | ${row.gatewayCpuPerStateUs.toFixed(0)} | ${row.gatewayWaitPerSecond.toFixed(2)} | ${row.benchCpuPerSecond.toFixed(2)} | ${row.audience === 1 ? 'n/a' : row.rssPerSubscriberKb.toFixed(1)} |`,
         );
       }
     }
