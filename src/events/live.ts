@@ -16,6 +16,8 @@ import { backoffDelay } from '../runtime/backoff.js';
 
 /** Reads of a key's state after events start at least this far apart: subscribers get at most one state per window. */
 export const STATE_WINDOW_MS = 100;
+/** Followers woken in one event-loop turn: about as many as take a few milliseconds to execute and write. */
+const WAKE_CHUNK = 256;
 /** A feed waits at most this long between reads while the database does not answer. */
 const RETRY_BACKOFF = { baseMs: 100, capMs: 2000 };
 
@@ -62,13 +64,14 @@ class Follower<T> implements AsyncIterableIterator<T> {
     return this.started && this.waiting;
   }
 
-  push(entry: Entry<T>): void {
-    if (this.closed || this.ended) return;
+  /** Adds `entry` to what it has to take; its feed wakes it (poke) in turn. False when it takes nothing more. */
+  push(entry: Entry<T>): boolean {
+    if (this.closed || this.ended) return false;
     const previous = this.policy === 'latest' ? this.pending.at(-1) : undefined;
     // A state replaced before it was taken still counts as a change when the one in its place is sent.
     if (previous) this.pending[this.pending.length - 1] = { ...entry, ifChanged: previous.ifChanged && entry.ifChanged };
     else this.pending.push(entry);
-    this.poke();
+    return true;
   }
 
   /** The state it starts from: sent at once (and the last) when final, else what later states are compared with. */
@@ -135,7 +138,7 @@ class Follower<T> implements AsyncIterableIterator<T> {
     return DONE;
   }
 
-  private poke(): void {
+  poke(): void {
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
@@ -153,6 +156,9 @@ type Deliver<R> = (result: R, ifChanged: boolean, upToSeq: number) => void;
  */
 abstract class Feed<T, R> {
   readonly followers = new Set<Follower<T>>();
+  /** Followers given something they have not been woken for yet, in the order they were given it. */
+  private readonly toWake = new Set<Follower<T>>();
+  private wakeScheduled = false;
   private readonly unwatch: () => void;
   private stopped = false;
   private reading = false;
@@ -177,7 +183,7 @@ abstract class Feed<T, R> {
 
   /** No read runs or waits: everything signalled so far has been sent. */
   get idle(): boolean {
-    return !this.reading && this.timer === undefined && !this.wantEvent && !this.wantResync;
+    return !this.reading && this.timer === undefined && !this.wantEvent && !this.wantResync && this.toWake.size === 0;
   }
 
   protected abstract read(): Promise<R>;
@@ -189,13 +195,35 @@ abstract class Feed<T, R> {
     this.schedule();
   }
 
-  /** Sends `entry` to the followers that joined up to `upToSeq` (those a read started after). */
+  /**
+   * Sends `entry` to the followers that joined up to `upToSeq` (those a read started after). Each gets it at once;
+   * they are woken to take it WAKE_CHUNK at a time, one event-loop turn each, so that a feed with many followers lets
+   * reads and writes through between chunks, and a follower not woken yet when a newer state comes takes only that one.
+   */
   protected send(entry: Entry<T>, upToSeq = Number.POSITIVE_INFINITY, keep?: (follower: Follower<T>) => boolean): void {
-    for (const follower of this.followers) if (follower.seq <= upToSeq && (!keep || keep(follower))) follower.push(entry);
+    for (const follower of this.followers) {
+      if (follower.seq <= upToSeq && (!keep || keep(follower)) && follower.push(entry)) this.toWake.add(follower);
+    }
+    if (!this.wakeScheduled) this.wakeChunk();
   }
+
+  private wakeChunk = (): void => {
+    this.wakeScheduled = false;
+    let woken = 0;
+    for (const follower of this.toWake) {
+      this.toWake.delete(follower);
+      follower.poke();
+      if (++woken === WAKE_CHUNK) break;
+    }
+    if (this.toWake.size > 0) {
+      this.wakeScheduled = true;
+      setImmediate(this.wakeChunk);
+    }
+  };
 
   leave = (follower: Follower<T>): void => {
     this.followers.delete(follower);
+    this.toWake.delete(follower);
     if (this.followers.size > 0 || this.stopped) return;
     this.stopped = true;
     this.unwatch();
