@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gql, NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { watchSubscriptions } from './helpers/subscriptions.js';
+import { taskEventKey } from '../src/db/sql/taskEvents.js';
 import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
 
 // GraphiQL in a real browser (headless Debian Chromium driven by playwright-core) against a gateway with AUTH=on,
@@ -173,13 +175,13 @@ describe('GraphiQL in a browser, AUTH=on', () => {
   it('the taskStatusChanged subscription carries the Headers tab to graphql-ws, shows each new status and ends after the end status', async () => {
     await gql(t.url, 'mutation { createQueue(input: {name: "demo"}) { name } }', {}, bearer(admin));
     // The subscription emits changes only: the task changes once the gateway follows it (same process, so watch it).
-    const follows = vi.spyOn(t.gateway.services.bus, 'subscribe');
+    const follows = watchSubscriptions(t.gateway);
     const g = await openGraphiQL();
     try {
       await openTab(g.page, 'TaskStatus');
       await typeHeaders(g.page, { 'x-api-key': key });
       await executeButton(g.page).click();
-      await vi.waitFor(() => expect(follows).toHaveBeenCalledWith('task', expect.stringContaining('hello')), { timeout: 10_000 });
+      await follows.ready('task', taskEventKey('demo', 'hello'));
       expect(g.wsSent.map((m) => JSON.parse(m) as { type: string; payload?: unknown }).find((m) => m.type === 'connection_init')?.payload).toEqual({ 'x-api-key': key });
       const task = { queueName: 'demo', name: 'hello', target: { url: 'https://service.example/hooks/hello' }, scheduleTime: '2099-01-01T00:00:00Z' };
       const created = await gql(t.url, 'mutation($i: CreateTaskInput!) { createTask(input: $i) { status } }', { i: task }, bearer(admin));
@@ -196,7 +198,6 @@ describe('GraphiQL in a browser, AUTH=on', () => {
       expect(g.foreign).toEqual([]);
       expect(g.problems).toEqual([]);
     } finally {
-      follows.mockRestore();
       await g.close();
     }
   });

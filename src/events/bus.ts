@@ -15,6 +15,8 @@ export type BusSignal = { kind: 'event'; detail: string } | { kind: 'resync' };
 export interface EventBus {
   /** Signals about `key` of `topic`, registered at once (no event after this call is missed). */
   subscribe(topic: EventTopic, key: string): AsyncIterableIterator<BusSignal>;
+  /** Calls `handler` with each signal about `key` of `topic` (at once, in order) until the returned function is called. */
+  watch(topic: EventTopic, key: string, handler: (signal: BusSignal) => void): () => void;
   /** Called for every event of a topic, whatever its key (workers use this to wake up). */
   onTopic(topic: EventTopic, handler: (key: string) => void): () => void;
   /** Called after the LISTEN connection came back: events may have been missed. */
@@ -127,6 +129,7 @@ export async function startEventBus(db: Database, log: Logger): Promise<EventBus
       unregister = register(subscriptions, `${topic}:${key}`, (signal: BusSignal) => queue.push(signal));
       return queue;
     },
+    watch: (topic, key, handler) => register(subscriptions, `${topic}:${key}`, handler),
     onTopic: (topic, handler) => register(topicHandlers, topic, handler),
     onResync(handler) {
       resyncHandlers.add(handler);

@@ -378,6 +378,8 @@ builder.subscriptionFields((t) => ({
       const incomingId = validate(uuid, args.incomingId, 'incomingId');
       const systemId = boundSystemId(ctx);
       return liveState(ctx.bus, 'notification', incomingId, {
+        // Callers bound to a system see its units only: they share a feed with the callers of the same system.
+        variant: systemId ?? '',
         read: () =>
           ctx.db.notification.findMany({
             where: { incomingId, ...(systemId !== null && { systemId }) },

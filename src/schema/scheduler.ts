@@ -4,7 +4,7 @@ import { ActivityMinuteRef, activityArgs, activityWindow, firstItems, defineConn
 import { jobActivity } from '../db/sql/jobActivity.js';
 import * as scheduler from '../scheduler/scheduler.js';
 import { jobFilter, jobInstanceFilter, jobName, jobRules, HTTP_METHODS, type JobInstanceOrder, type JobOrder, type StoredTarget } from '../scheduler/scheduler-rules.js';
-import { followKey, readUntilAnswered } from '../events/live.js';
+import { liveChanges } from '../events/live.js';
 
 const JobStatus = builder.enumType('JobStatus', {
   description: 'Whether a job fires on its schedule.',
@@ -327,35 +327,32 @@ builder.mutationFields((t) => {
 });
 
 /**
- * Each change of an instance of the job, made by any gateway process, as the instance id (re-read on resolve). Every
- * signal (an event, or a resync after the LISTEN connection came back) reads what changed since the last one seen.
+ * Each change of an instance of the job, made by any gateway process, as the instance's row: one read per signal (an
+ * event, or a resync after the LISTEN connection came back) of what changed since the read before, for every
+ * subscriber of the job.
  */
-function instanceChanges(ctx: GraphQLContext, name: string): AsyncIterableIterator<string> {
-  let since = new Date();
-  let seenAtSince = new Set<string>();
-  return followKey(ctx.bus, 'jobInstance', name, async (_signal, closed) => {
-    const rows = await readUntilAnswered(
-      () =>
-        ctx.db.jobInstance.findMany({
-          where: { jobName: name, updateTime: { gte: since } },
-          orderBy: [{ updateTime: 'asc' }, { id: 'asc' }],
-          select: { id: true, status: true, updateTime: true },
-        }),
-      closed,
-    );
-    const changed: string[] = [];
-    if (!rows) return changed;
-    for (const row of rows) {
-      const key = `${row.id}:${row.status}`;
-      if (row.updateTime.getTime() === since.getTime() && seenAtSince.has(key)) continue;
-      if (row.updateTime.getTime() > since.getTime()) {
-        since = row.updateTime;
-        seenAtSince = new Set();
-      }
-      seenAtSince.add(key);
-      changed.push(row.id);
-    }
-    return changed;
+function instanceChanges(ctx: GraphQLContext, name: string): AsyncIterableIterator<scheduler.JobInstance> {
+  return liveChanges(ctx.bus, 'jobInstance', name, {
+    at: (row) => row.updateTime.getTime(),
+    makeReader: () => {
+      let since = new Date();
+      let seenAtSince = new Set<string>();
+      return async () => {
+        const rows = await ctx.db.jobInstance.findMany({ where: { jobName: name, updateTime: { gte: since } }, orderBy: [{ updateTime: 'asc' }, { id: 'asc' }] });
+        const changed: scheduler.JobInstance[] = [];
+        for (const row of rows) {
+          const key = `${row.id}:${row.status}`;
+          if (row.updateTime.getTime() === since.getTime() && seenAtSince.has(key)) continue;
+          if (row.updateTime.getTime() > since.getTime()) {
+            since = row.updateTime;
+            seenAtSince = new Set();
+          }
+          seenAtSince.add(key);
+          changed.push(row);
+        }
+        return changed;
+      };
+    },
   });
 }
 
@@ -364,9 +361,9 @@ builder.subscriptionFields((t) => ({
     type: 'JobInstance',
     extensions: { scope: 'scheduler:read' },
     nullable: true,
-    description: 'Each instance of the job when it starts and when it settles, made by any gateway process; null if it vanished (job deleted).',
+    description: 'Each instance of the job as it was when it started and when it settled, made by any gateway process (never null: nullable for older clients).',
     args: { jobName: t.arg.string({ required: true, description: 'Job name.' }) },
     subscribe: (_root, args, ctx) => instanceChanges(ctx, validate(jobName, args.jobName, 'jobName')),
-    resolve: (query, id, _args, ctx) => ctx.db.jobInstance.findUnique({ ...query, where: { id: id as unknown as string } }),
+    resolve: (_query, row) => row as unknown as scheduler.JobInstance,
   }),
 }));

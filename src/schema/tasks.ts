@@ -135,8 +135,14 @@ const TasksSummaryRef = builder.objectRef<tasks.TasksSummary>('TasksSummary').im
   }),
 });
 
+/** One status change, made once per change and handed to every subscriber of the task. */
+type TaskStatusChange = { queueName: string; name: string; status: TaskStatusName };
+
+/** The task as it is after a status change: read once per change for all the subscribers that select it. */
+const taskAfterChange = new WeakMap<TaskStatusChange, Promise<tasks.Task | null>>();
+
 const TaskStatusChangeRef = builder
-  .objectRef<{ queueName: string; name: string; status: TaskStatusName }>('TaskStatusChange')
+  .objectRef<TaskStatusChange>('TaskStatusChange')
   .implement({
     description: 'One status change of a task, in the order they happened.',
     fields: (t) => ({
@@ -147,7 +153,12 @@ const TaskStatusChangeRef = builder
         type: 'Task',
         nullable: true,
         description: 'The task as it is now (it may have moved on since); null once deleted.',
-        resolve: (query, x, _args, ctx) => ctx.db.task.findUnique({ ...query, where: { queueName_name: { queueName: x.queueName, name: x.name } } }),
+        // The whole row (relations a selection asks for are loaded by Pothos after it), shared by this change's subscribers.
+        resolve: (_query, x, _args, ctx) => {
+          let read = taskAfterChange.get(x);
+          if (!read) taskAfterChange.set(x, (read = ctx.db.task.findUnique({ where: { queueName_name: { queueName: x.queueName, name: x.name } } })));
+          return read;
+        },
       }),
     }),
   });
@@ -254,14 +265,16 @@ builder.subscriptionFields((t) => ({
     args: keyArgs(t.arg),
     subscribe: (_root, args, ctx) => {
       const key = validate(taskKey, args);
-      return liveState<TaskStatusName | null>(ctx.bus, 'task', taskEventKey(key.queueName, key.name), {
-        read: () => tasks.taskStatusOf(ctx.db, key),
-        fromEvent: (status) => status as TaskStatusName, // task events carry the new status, in commit order
-        emitsAfterResync: (status) => status !== null,
-        isFinal: (status) => status !== null && TASK_END_STATUSES.includes(status),
+      const change = (status: TaskStatusName | null): TaskStatusChange | null => (status === null ? null : { queueName: key.queueName, name: key.name, status });
+      return liveState<TaskStatusChange | null>(ctx.bus, 'task', taskEventKey(key.queueName, key.name), {
+        read: async () => change(await tasks.taskStatusOf(ctx.db, key)),
+        fromEvent: (status) => change(status as TaskStatusName), // task events carry the new status, in commit order
+        fingerprint: (state) => state?.status ?? '',
+        emitsAfterResync: (state) => state !== null,
+        isFinal: (state) => state !== null && TASK_END_STATUSES.includes(state.status),
       });
     },
-    resolve: (status, args) => ({ queueName: args.queueName, name: args.name, status: status as unknown as TaskStatusName }),
+    resolve: (change) => change as unknown as TaskStatusChange,
   }),
   tasksSummaryChanged: t.field({
     type: TasksSummaryRef,

@@ -36,7 +36,8 @@ function binDir(): string {
   throw new Error('initdb not found: install the Debian package postgresql (initdb and pg_ctl are needed)');
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
+/** `settings`: more server settings (`name=value`), such as `shared_preload_libraries=pg_stat_statements`. */
+export async function startPgCluster(settings: string[] = []): Promise<PgCluster> {
   const bin = binDir();
   const port = await freePort();
   const root = mkdtempSync(join(tmpdir(), 'gw-pg-'));
@@ -52,7 +53,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   }
   const data = join(root, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`;
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200${settings.map((setting) => ` -c ${setting}`).join('')}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
   start();
   const url = (database = 'postgres') => `postgresql://postgres@127.0.0.1:${port}/${database}`;

@@ -1,74 +1,35 @@
 import type { Gateway } from '../../src/app.js';
-import type { EventBus, EventTopic } from '../../src/events/bus.js';
+import type { EventTopic } from '../../src/events/bus.js';
+import { liveFollowers } from '../../src/events/live.js';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { eventually } from './sink.js';
 
 // When may a test make the change a subscription should report? Neither graphql-ws nor SSE says anything before
-// the first event, and the subscriptions emit no initial state. On the server, a subscription is registered when
-// its resolver takes a signal queue from the event bus (src/events/bus.ts), and it is ready once it reads that
-// queue: src/events/live.ts reads the initial state (what a resync is compared with) before its first read. So for a
-// gateway in this process, the test watches the bus: each queue handed out, and whether its reader waits on it now.
-
-interface Watched {
-  topic: EventTopic;
-  key: string;
-  /** Its reader waits for the next signal: everything it was told so far is handled. */
-  waiting: boolean;
-  closed: boolean;
-}
+// the first event, and the subscriptions emit no initial state. On the server, a subscription follows its key through
+// a feed of the event bus (src/events/live.ts), and it is ready once it has read the state it starts from (what a
+// resync is compared with) and waits for the next value, with nothing left for its feed to read. So for a gateway in
+// this process, the test asks the feeds.
 
 export interface SubscriptionWatch {
   /**
    * Resolves once at least `count` subscriptions to `topic`/`key`, made since this watch began, are open and waiting
-   * for a signal: from then on no event about the key is missed, and what they were told before (a resync) is handled.
+   * for a value: from then on no event about the key is missed, and what they were told before (a resync) is handled.
    */
   ready(topic: EventTopic, key: string, count?: number, timeoutMs?: number): Promise<void>;
 }
 
-const watched = new WeakMap<EventBus, Watched[]>();
-
-/** Watches the subscriptions `gateway` registers from now on: call it just before the client subscribes. */
+/** Watches the subscriptions `gateway` opens from now on: call it just before the client subscribes. */
 export function watchSubscriptions(gateway: Gateway): SubscriptionWatch {
   const bus = gateway.services.bus;
-  let all = watched.get(bus);
-  if (!all) {
-    const list: Watched[] = [];
-    all = list;
-    watched.set(bus, list);
-    const subscribe = bus.subscribe.bind(bus);
-    bus.subscribe = (topic, key) => {
-      const queue = subscribe(topic, key);
-      const entry: Watched = { topic, key, waiting: false, closed: false };
-      list.push(entry);
-      const next = queue.next.bind(queue);
-      queue.next = () => {
-        entry.waiting = true;
-        const read = next();
-        // Runs before the reader's own continuation (registered first): `waiting` is never stale when it resumes.
-        read.then(
-          () => (entry.waiting = false),
-          () => (entry.waiting = false),
-        );
-        return read;
-      };
-      const close = queue.return!.bind(queue);
-      queue.return = (value?: unknown) => {
-        entry.closed = true;
-        return close(value);
-      };
-      return queue;
-    };
-  }
-  const list = all;
-  const from = list.length;
+  const from = Math.max(0, ...liveFollowers(bus).map((f) => f.seq));
   return {
     async ready(topic, key, count = 1, timeoutMs = 10_000) {
-      const open = () => list.slice(from).filter((s) => s.topic === topic && s.key === key && !s.closed);
+      const open = () => liveFollowers(bus).filter((f) => f.seq > from && f.topic === topic && f.key === key);
       try {
-        await eventually(async () => open().filter((s) => s.waiting).length >= count, timeoutMs, 5);
+        await eventually(async () => open().filter((f) => f.ready).length >= count, timeoutMs, 5);
       } catch {
-        const seen = open().map((s) => (s.waiting ? 'waiting' : 'busy'));
+        const seen = open().map((f) => (f.ready ? 'ready' : 'busy'));
         throw new Error(`${count} subscription(s) to ${topic}:${key} were not ready within ${timeoutMs} ms (open: ${JSON.stringify(seen)})`);
       }
     },
