@@ -3,7 +3,7 @@ import { PayloadTooLargeError } from '../errors.js';
 import type { RequestEdge } from './plugins/use-request-id.js';
 import { jsonAnswerType } from './answer-type.js';
 import type { LegacyAnswer, LegacyDoor } from '../api/legacy/legacy-door.js';
-import { ClientGone, readNodeBodyText } from '../http/body.js';
+import { ClientGone, graphqlTooLargeAnswer, readNodeBodyText } from '../http/body.js';
 import { browserRefusal, type BrowserPolicy } from '../http/browser-policy.js';
 import { noteCallerHeaders } from '../http/caller-headers.js';
 import { isAsyncIterable } from '@graphql-tools/utils';
@@ -102,10 +102,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
       response = outcome instanceof options.Response ? outcome : options.answer(outcome as ExecutionResult, answerType);
     } catch (error) {
       if (error instanceof ClientGone) return;
-      if (error instanceof PayloadTooLargeError) {
-        const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] });
-        return send(res, request, path, { status: 413, headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' }, body });
-      }
+      if (error instanceof PayloadTooLargeError) return send(res, request, path, graphqlTooLargeAnswer(error));
       // An outage met on the way (the key look-up): answered as any error the pipeline masks.
       response = options.answer({ errors: [pipeline.mask(error)] }, answerType);
     }

@@ -33,6 +33,15 @@ export function declaredLength(request: Request): number {
   return header === null ? Number.NaN : Number(header);
 }
 
+/** The 413 a GraphQL request over MAX_BODY_BYTES gets on every edge (the rest of its body was never read). */
+export function graphqlTooLargeAnswer(error: PayloadTooLargeError): { status: 413; headers: Record<string, string>; body: string } {
+  return {
+    status: 413,
+    headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
+    body: JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }),
+  };
+}
+
 export function bodyTooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`request body is over the limit of ${maxBytes} bytes`);
 }

@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { PayloadTooLargeError } from '../../errors.js';
-import { bodyTooLarge, declaredLength, readBodyText } from '../../http/body.js';
+import { bodyTooLarge, declaredLength, graphqlTooLargeAnswer, readBodyText } from '../../http/body.js';
 import { remadeRequest } from './remade-request.js';
 
 // MAX_BODY_BYTES for /graphql (the legacy paths apply it themselves): a declared or actual body over the limit
@@ -22,12 +22,8 @@ export function useBodyLimit(options: { endpoint: string; maxBodyBytes: number }
         setRequest(remadeRequest(fetchAPI.Request, request, text));
       } catch (error) {
         if (!(error instanceof PayloadTooLargeError)) throw error;
-        endResponse(
-          new fetchAPI.Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
-            status: 413,
-            headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
-          }),
-        );
+        const { status, headers, body } = graphqlTooLargeAnswer(error);
+        endResponse(new fetchAPI.Response(body, { status, headers }));
       }
     },
   };
