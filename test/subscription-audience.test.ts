@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/sink.js';
-import { sseSubscription, watchSubscriptions, wsSubscription, type Events } from './helpers/subscriptions.js';
+import { announced, sseSubscription, watchSubscriptions, wsSubscription, type Events } from './helpers/subscriptions.js';
 import { ONE_CONNECTION, tableScans } from './helpers/table-scans.js';
 import { STATE_WINDOW_MS } from '../src/events/live.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
@@ -60,7 +60,7 @@ describe.each(DATABASES)('subscriptions that scale with their audience on %s', (
 
   /** The statements the gateway ran for CHANGES changes watched by `count` subscribers, who all saw each change. */
   const statementsFor = async (c: Case, queue: string, count: number) => {
-    expect((await rpc(t.url, 'createQueue', { name: queue })).status).toBe(200);
+    expect((await announced(t.gateway, 'queue', queue, () => rpc(t.url, 'createQueue', { name: queue }))).status).toBe(200);
     const watch = watchSubscriptions(t.gateway);
     const subs = subscribe(t.url, `subscription { ${c.field}${c.selection.replace('$q', JSON.stringify(queue))} }`, count);
     try {
@@ -93,7 +93,7 @@ describe.each(DATABASES)('subscriptions that scale with their audience on %s', (
 
   it('taskStatusChanged: every transition reaches every subscriber in order, and the task they select is read once per change', async () => {
     const statementsFor = async (queue: string, count: number) => {
-      expect((await rpc(t.url, 'createQueue', { name: queue })).status).toBe(200);
+      expect((await announced(t.gateway, 'queue', queue, () => rpc(t.url, 'createQueue', { name: queue }))).status).toBe(200);
       const watch = watchSubscriptions(t.gateway);
       const subs = subscribe(t.url, `subscription { taskStatusChanged(queueName: "${queue}", name: "held") { status task { attempts } } }`, count);
       try {
@@ -157,20 +157,23 @@ describe('a resync with many subscribers (PostgreSQL)', () => {
     await t?.close();
   });
 
-  /** Kills the LISTEN connection and, in the same transaction, cancels the queue's tasks with no NOTIFY. */
+  /**
+   * Cancels the queue's tasks with no NOTIFY, then kills the LISTEN connection: the change is committed before the
+   * listener can come back, so only its resync can tell the subscribers (nothing reads a key without a signal).
+   */
   const changeUnannounced = async (queue: string) => {
-    await sql.query('BEGIN');
+    await sql.query(`UPDATE "Task" SET status = 'CANCELLED' WHERE "queueName" = $1`, [queue]);
     const { rows } = await sql.query(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME]);
     expect(rows.map((r) => r.killed)).toEqual([true]);
-    await sql.query(`UPDATE "Task" SET status = 'CANCELLED' WHERE "queueName" = $1`, [queue]);
-    await sql.query('COMMIT');
     // This connection reports its own counts now: its UPDATE is counted in every run alike.
     await sql.query('SELECT 1 FROM (SELECT pg_stat_force_next_flush()) AS flushed');
   };
 
   const statementsFor = async (queue: string, count: number) => {
     expect((await rpc(t.url, 'createQueue', { name: queue })).status).toBe(200);
-    expect((await rpc(t.url, 'createTask', { queueName: queue, name: 'waiting', target: { url: 'http://127.0.0.1:9/never' } })).status).toBe(200);
+    // Its event, heard before the subscriptions open, would otherwise send them this state after they are ready.
+    const created = () => rpc(t.url, 'createTask', { queueName: queue, name: 'waiting', target: { url: 'http://127.0.0.1:9/never' } });
+    expect((await announced(t.gateway, 'queueTasks', queue, created)).status).toBe(200);
     const watch = watchSubscriptions(t.gateway);
     const subs = subscribe(t.url, `subscription { tasksSummaryChanged(queueName: "${queue}") { ready cancelled } }`, count);
     try {

@@ -36,6 +36,25 @@ export function watchSubscriptions(gateway: Gateway): SubscriptionWatch {
   };
 }
 
+/**
+ * Runs `act` (a write set up before subscribing) and resolves once the gateway's event bus has heard what it announced
+ * about `topic`/`key`. Its NOTIFY reaches the bus after `act` has its answer, so without this wait it can reach a feed
+ * opened later and make it read once more than the test counts.
+ */
+export async function announced<T>(gateway: Gateway, topic: EventTopic, key: string, act: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  let heard = false;
+  const unwatch = gateway.services.bus.watch(topic, key, (signal) => {
+    if (signal.kind === 'event') heard = true;
+  });
+  try {
+    const result = await act();
+    await eventually(async () => heard, timeoutMs, 5);
+    return result;
+  } finally {
+    unwatch();
+  }
+}
+
 /** What a subscription received so far (an error as `{ error }`), and how to end it. */
 export type Events = { events: unknown[]; close(): Promise<void> };
 
