@@ -13,11 +13,17 @@ const require = createRequire(import.meta.url);
  * Files with an npm script of their own, left out of `npm test` to keep it under five minutes; .ci/run calls each
  * script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
  * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
- * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`.
+ * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`. The pages driven
+ * in Debian's chromium (GraphiQL, the console, the example front end): `npm run test:browsers`.
  */
 const CONTAINER = ['test/container.test.ts'];
 const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
-const OWN_SCRIPT = [...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER), ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS)];
+const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts'];
+const OWN_SCRIPT = [
+  ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
+  ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),
+  ...(process.env.TEST_BROWSERS === '1' ? [] : BROWSERS),
+];
 
 const ALONE = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool

@@ -1,4 +1,4 @@
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../access/access-rules.js';
 import { hasScope, type Principal } from '../access/principal.js';
 import { insufficientScope } from '../access/bearer-challenge.js';
@@ -67,6 +67,12 @@ export function urlCarriesToken(url: string): boolean {
   return new URLSearchParams(url.slice(query + 1, hash === -1 ? undefined : hash)).has(QUERY_TOKEN_PARAMETER);
 }
 
+/** The refusal of a request without a valid caller under AUTH=on: one error for every door (401 and its challenge over HTTP). */
+export function unauthenticatedRefusal(why: Unauthenticated | null | undefined, withHttpStatus: boolean): GraphQLError {
+  const reason = why ?? CALLER_REQUIRED;
+  return refusal(reason.message, 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': reason.challenge } : undefined);
+}
+
 /** Null when the operation may run; else the error that refuses it. */
 export function checkAccess(
   auth: 'on' | 'off',
@@ -82,10 +88,7 @@ export function checkAccess(
   if (!shape) return null; // graphql-js itself reports the missing or ambiguous operation
   const fields = shape.rootFields.filter((f) => f.name !== '__typename');
   if (fields.length === 0) return null;
-  if (!principal) {
-    const why = unauthenticated ?? CALLER_REQUIRED;
-    return refusal(why.message, 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': why.challenge } : undefined);
-  }
+  if (!principal) return unauthenticatedRefusal(unauthenticated, withHttpStatus);
   const missing = new Set<string>();
   for (const f of fields) {
     if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid caller
@@ -159,8 +162,8 @@ export function accessControl(options: AccessControlOptions): {
     }
     if (caller.principal) return null;
     options.metrics?.rejected.inc({ reason: 'unauthenticated' });
-    const why = caller.unauthenticated!;
-    const body = JSON.stringify({ errors: [{ message: why.message, extensions: { code: 'UNAUTHENTICATED' } }] });
+    const error = unauthenticatedRefusal(caller.unauthenticated, true);
+    const body = JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.extensions.code } }] });
     // Over SSE the refusal travels in a 200 stream, as graphql-sse clients read it (docs/security.md).
     if (!carriesHttpStatus(request)) {
       return new Response(`:\n\nevent: next\ndata: ${body}\n\nevent: complete\ndata:\n\n`, {
@@ -173,10 +176,10 @@ export function accessControl(options: AccessControlOptions): {
     const graphqlResponse = accept.indexOf('application/graphql-response+json');
     const plainJson = accept.indexOf('application/json');
     return new Response(body, {
-      status: 401,
+      status: (error.extensions.http as { status: number }).status,
       headers: {
         'content-type': graphqlResponse !== -1 && (plainJson === -1 || graphqlResponse < plainJson) ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8',
-        'www-authenticate': why.challenge,
+        ...(error.extensions.http as { headers: Record<string, string> }).headers,
       },
     });
   };

@@ -4,8 +4,7 @@ import { createGraphQLError, isAsyncIterable } from '@graphql-tools/utils';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import type { CallerContext } from './access.js';
-import { callerKind } from './access.js';
-import { CALLER_REQUIRED } from '../access/caller.js';
+import { callerKind, unauthenticatedRefusal } from './access.js';
 import { executeCompiled } from './compiled.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
@@ -160,8 +159,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     const status = request.httpStatus;
     if (parts.auth === 'on' && !caller.principal) {
       parts.metrics?.rejected.inc({ reason: 'unauthenticated' });
-      const why = caller.unauthenticated ?? CALLER_REQUIRED;
-      return { errors: [refusal(why.message, 'UNAUTHENTICATED', status ? 401 : undefined, {}, status ? { 'WWW-Authenticate': why.challenge } : undefined)] };
+      return { errors: [unauthenticatedRefusal(caller.unauthenticated, status)] };
     }
     // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
     const issue = request.request && callerHeaderIssue(request.request);
