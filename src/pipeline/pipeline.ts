@@ -6,6 +6,7 @@ import type { GatewayMetrics } from '../runtime/metrics.js';
 import type { CallerContext } from './access.js';
 import { callerKind, unauthenticatedRefusal } from './access.js';
 import { executeCompiled } from './compiled.js';
+import { subscribeShared } from './shared-events.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
 import { operationShape, refusal } from './operation.js';
@@ -107,7 +108,7 @@ export interface Pipeline {
 const isPrepared = (value: PreparedOperation | ExecutionResult): value is PreparedOperation => 'document' in value;
 export { isPrepared };
 
-/** graphql-js's executor, for what does not run compiled and for subscriptions. */
+/** graphql-js's executor, for what does not run compiled. */
 const executeUncompiled = async (args: ExecutionArgs): Promise<ExecutionResult> => {
   const result = await normalizedExecutor(args);
   if (isAsyncIterable(result)) throw new Error('a query or mutation returned a stream');
@@ -238,7 +239,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
         const args = await argsOf(prepared, request);
         const refused = await firstRefusal(guards, args);
         if (refused) return refused;
-        const stream = await normalizedExecutor(args);
+        const stream = await subscribeShared(args);
         if (!isAsyncIterable(stream)) return stream;
         parts.subscribed(args);
         return follow(maskedStream(stream, masked, parts.mask), args, request, prepared);
