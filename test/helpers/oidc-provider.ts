@@ -120,7 +120,7 @@ function memoryAdapter(): new (name: string) => Adapter {
 }
 
 const page = (title: string, body: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
@@ -155,9 +155,9 @@ async function interaction(provider: Provider, accounts: TestAccount[], req: Inc
       for (const [resource, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant!.addResourceScope(resource, scopes);
       return provider.interactionFinished(req, res, { consent: { grantId: await grant!.save() } }, { mergeWithLastSubmission: true });
     }
-    const asked = [...(details.missingOIDCScope ?? []), ...Object.values(details.missingResourceScopes ?? {}).flat()];
+    const asked = new Set([...(details.missingOIDCScope ?? []), ...Object.values(details.missingResourceScopes ?? {}).flat()]);
     return send(200, page('Allow access', `<p>${escape(String(params.client_id))} asks for:</p>
-      <ul>${asked.map((s) => `<li>${escape(s)}</li>`).join('')}</ul>
+      <ul>${[...asked].map((s) => `<li>${escape(s)}</li>`).join('')}</ul>
       <form method="post" action="${action}"><button>Allow</button></form>`));
   }
   send(501, page('Not supported', escape(prompt.name)));
