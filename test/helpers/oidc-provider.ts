@@ -170,8 +170,9 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
   const server: Server = createServer((req, res) => {
     if (req.url?.startsWith('/jwks')) reads++;
     if (req.url?.startsWith('/interaction/')) {
-      interaction(current!, accounts, req, res).catch((error: Error) => {
-        if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' }).end(`${error.message} ${(error as { error_description?: string }).error_description ?? ''}`);
+      // An expired or unknown interaction: the provider's error and its description, as its own pages would say.
+      interaction(current!, accounts, req, res).catch((error: Error & { error_description?: string }) => {
+        if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' }).end([error.message, error.error_description].filter(Boolean).join(': '));
       });
       return;
     }
