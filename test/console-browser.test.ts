@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSink, type Sink } from './channels/sink.js';
 import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { launchChromium, offlineContext, watchProblems } from './helpers/browser.js';
 
 // The operator console (/console) in a real browser (headless Debian Chromium driven by playwright-core) against a
 // gateway with AUTH=on and its workers running, with every request to another origin blocked and recorded: the
@@ -12,8 +13,6 @@ import { bearer, makeKey } from './helpers/keys.js';
 // reload, and offer only what the key's scopes allow. Screenshots of every page at 1280 and 375 px wide land in
 // test-artifacts/console/ (git-ignored) for review.
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = resolve(import.meta.dirname, '..', 'test-artifacts', 'console');
 const WIDE = { width: 1280, height: 860 };
 const NARROW = { width: 375, height: 760 };
@@ -29,9 +28,8 @@ let operatorKey: string;
 let readerKey: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the console browser test needs Debian's Chromium (apt-get install chromium)`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  [browser, t, sink] = await Promise.all([chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }), startTestGateway('pglite', { AUTH: 'on' }), startSink()]);
+  [browser, t, sink] = await Promise.all([launchChromium(), startTestGateway('pglite', { AUTH: 'on' }), startSink()]);
   admin = bearer(await makeKey(t, ['admin:all']));
   operatorKey = await makeKey(t, ['queues:read', 'queues:write', 'tasks:read', 'tasks:write', 'scheduler:read', 'scheduler:write', 'notifications:read']);
   readerKey = await makeKey(t, ['queues:read', 'tasks:read', 'scheduler:read', 'notifications:read']);
@@ -67,36 +65,17 @@ interface ConsolePage {
 
 /** A fresh browser context (no storage) on the console, signed in with `key`. */
 async function openConsole(key: string, viewport = WIDE): Promise<ConsolePage> {
-  const origin = new URL(t.url).origin;
-  const context = await browser.newContext({ viewport });
+  const { context, foreign } = await offlineContext(browser, [t.url], { viewport });
   // Shorter than the test's own time-out, so that a wait that fails says what it waited for.
   context.setDefaultTimeout(10_000);
   const requested: string[] = [];
-  const foreign: string[] = [];
-  const problems: string[] = [];
   const operations: string[] = [];
   context.on('request', (request) => {
     requested.push(request.url());
     if (request.url().endsWith('/graphql') && request.method() === 'POST') operations.push(/^\s*(?:query|mutation)\s+(\w+)/.exec(String(JSON.parse(request.postData() ?? '{}').query))?.[1] ?? '?');
   });
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === origin) return route.continue();
-    foreign.push(url);
-    return route.abort('blockedbyclient');
-  });
-  await context.routeWebSocket(
-    (url) => url.host !== new URL(origin).host,
-    (ws) => {
-      foreign.push(ws.url());
-      return ws.close();
-    },
-  );
   const page = await context.newPage();
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (/Content.Security.Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
-  });
+  const problems = watchProblems(page);
   page.on('websocket', (ws) => requested.push(ws.url()));
   await page.goto(`${t.url}/console`);
   await page.getByLabel('API key').fill(key);
@@ -124,16 +103,9 @@ const count = (scope: ReturnType<Page['locator']>, status: string) => scope.loca
 
 describe('the operator console in a browser, AUTH=on', () => {
   it('loads with nothing from outside the gateway, asks for a key and refuses a wrong one with the gateway\'s reason', async () => {
-    const context = await browser.newContext({ viewport: WIDE });
-    const foreign: string[] = [];
-    await context.route('**/*', (route) => {
-      if (new URL(route.request().url()).origin === new URL(t.url).origin) return route.continue();
-      foreign.push(route.request().url());
-      return route.abort('blockedbyclient');
-    });
+    const { context, foreign } = await offlineContext(browser, [t.url], { viewport: WIDE });
     const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
+    const problems = watchProblems(page);
     try {
       await page.goto(`${t.url}/console`);
       await page.getByLabel('API key').fill('gw_000000000000_wrongwrongwrongwrongwrongwrongwrongwrongwro');

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gql, NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
+import { launchChromium, offlineContext, watchProblems } from './helpers/browser.js';
 import { watchSubscriptions } from './helpers/subscriptions.js';
 import { taskEventKey } from '../src/db/sql/taskEvents.js';
 import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
@@ -12,8 +12,6 @@ import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
 // typed into its Headers tab must reach queries (HTTP) and subscriptions (graphql-ws connection_init), and a
 // refused subscription must end with the refusal shown, not spin.
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Screenshots of each case land here, to look at when one fails. */
 const SHOTS = '/tmp';
 
@@ -25,8 +23,7 @@ let key: string;
 let admin: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the GraphiQL browser test needs Debian's Chromium (apt-get install chromium)`);
-  [browser, t] = await Promise.all([chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }), startTestGateway('pglite', { ...NO_WORKERS, AUTH: 'on' })]);
+  [browser, t] = await Promise.all([launchChromium(), startTestGateway('pglite', { ...NO_WORKERS, AUTH: 'on' })]);
   [key, admin] = await Promise.all([makeKey(t, ['identity:read', 'tasks:read']), makeKey(t, ['admin:all'])]);
 });
 afterAll(async () => {
@@ -49,31 +46,12 @@ interface GraphiQLPage {
 
 /** A fresh browser context (no storage) on the gateway's GraphiQL, once its editors are up. */
 async function openGraphiQL(): Promise<GraphiQLPage> {
-  const origin = new URL(t.url).origin;
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const { context, foreign } = await offlineContext(browser, [t.url], { viewport: { width: 1400, height: 900 } });
   const requested: string[] = [];
-  const foreign: string[] = [];
   const wsSent: string[] = [];
-  const problems: string[] = [];
   context.on('request', (request) => requested.push(request.url()));
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === origin) return route.continue();
-    foreign.push(url);
-    return route.abort('blockedbyclient');
-  });
-  await context.routeWebSocket(
-    (url) => url.host !== new URL(origin).host,
-    (ws) => {
-      foreign.push(ws.url());
-      return ws.close();
-    },
-  );
   const page = await context.newPage();
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (/Content.Security.Policy/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
-  });
+  const problems = watchProblems(page);
   page.on('websocket', (ws) => {
     requested.push(ws.url());
     ws.on('framesent', (frame) => wsSent.push(String(frame.payload)));

@@ -1,12 +1,14 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import Provider, { type Adapter, type AdapterPayload } from 'oidc-provider';
 
 // A real OpenID provider (oidc-provider, a certified implementation) on loopback, issuing JWT access tokens for
-// resource indicators through the client credentials grant. Its keys can be rotated while it runs (a new provider
-// instance behind the same port and issuer, as a provider reloading its configuration), so that a gateway has to
-// find the new key by itself. Nothing of what it does is imitated: the tests only configure it.
+// resource indicators through the client credentials grant and, to browser apps (public clients), through the
+// authorization code grant with PKCE after a person signs in and consents on the provider's own pages. Its keys can
+// be rotated while it runs (a new provider instance behind the same port and issuer, as a provider reloading its
+// configuration), so that a gateway has to find the new key by itself. Nothing of what it does is imitated: the
+// tests only configure it, and write the two pages (sign-in, consent) every provider lets its operator write.
 
 /** The gateway's resource indicator (its OIDC_AUDIENCE) and another service's. */
 export const GATEWAY_RESOURCE = 'https://gateway.test/api';
@@ -17,7 +19,7 @@ export const CLAIMS_NAMESPACE = 'https://gateway.test/claims';
 
 /** Every scope a client may ask for: the gateway's and the ESIA personal-data ones. */
 const RESOURCE_SCOPES =
-  'queues:read queues:write identity:read notifications:send notifications:read metrics:read fullname birthdate gender birthplace citizenship snils inn id_doc usr_org openid';
+  'queues:read queues:write tasks:read tasks:write identity:read notifications:send notifications:read metrics:read fullname birthdate gender birthplace citizenship snils inn id_doc usr_org openid';
 
 /** A client of the provider, and the claims the provider adds to its tokens (configuration, as an operator sets it). */
 export interface TestClient {
@@ -32,6 +34,26 @@ export interface TestClient {
   namespacedIdp?: string[];
   /** Lifetime of its access tokens in seconds (default 300). */
   ttl?: number;
+  /**
+   * Where a browser app gets its code back: makes the client a public one (no secret, as an app in a browser cannot
+   * keep one) that signs its users in with the authorization code grant and PKCE.
+   */
+  redirectUris?: string[];
+}
+
+/** A person who signs in on the provider's page. */
+export interface TestAccount {
+  login: string;
+  password: string;
+  /** The `name` claim of the ID token (scope `profile`). */
+  name: string;
+}
+
+export interface ProviderOptions {
+  /** Who may sign in (authorization code clients). */
+  accounts?: TestAccount[];
+  /** A fixed port (the tutorial's provider); a free one by default. */
+  port?: number;
 }
 
 export interface SigningKey {
@@ -81,7 +103,9 @@ function memoryAdapter(): new (name: string) => Adapter {
     async findByUserCode() {
       return undefined;
     }
-    async findByUid() {
+    /** Sessions are also found by their uid (a sign-in in progress names its session so). */
+    async findByUid(uid: string) {
+      for (const [key, payload] of store) if (key.startsWith(`${this.name}:`) && payload.uid === uid) return payload;
       return undefined;
     }
     async consume(id: string) {
@@ -95,14 +119,66 @@ function memoryAdapter(): new (name: string) => Adapter {
   };
 }
 
-export async function startTestProvider(clients: TestClient[], keys: SigningKey[]): Promise<TestProvider> {
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The provider's sign-in and consent pages (oidc-provider leaves them to its operator): a form for the login and
+ * password, then one listing the scopes the app asks for with an Allow button. Each posts back to its own address.
+ */
+async function interaction(provider: Provider, accounts: TestAccount[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { uid, prompt, params, session, grantId } = await provider.interactionDetails(req, res);
+  let body = '';
+  if (req.method === 'POST') for await (const chunk of req) body += String(chunk);
+  const form = new URLSearchParams(body);
+  const send = (status: number, html: string) => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(html);
+  };
+  const action = `/interaction/${uid}`;
+  if (prompt.name === 'login') {
+    if (req.method === 'POST') {
+      const account = accounts.find((a) => a.login === form.get('login') && a.password === form.get('password'));
+      if (account) return provider.interactionFinished(req, res, { login: { accountId: account.login } }, { mergeWithLastSubmission: false });
+    }
+    const refused = req.method === 'POST' ? '<p role="alert">Wrong login or password.</p>' : '';
+    return send(req.method === 'POST' ? 401 : 200, page('Sign in', `${refused}<form method="post" action="${action}">
+      <label>Login <input name="login" autocomplete="username" required></label>
+      <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+      <button>Sign in</button></form>`));
+  }
+  if (prompt.name === 'consent') {
+    const details = prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (req.method === 'POST') {
+      const grant = grantId ? await provider.Grant.find(grantId) : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+      if (details.missingOIDCScope) grant!.addOIDCScope(details.missingOIDCScope);
+      for (const [resource, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant!.addResourceScope(resource, scopes);
+      return provider.interactionFinished(req, res, { consent: { grantId: await grant!.save() } }, { mergeWithLastSubmission: true });
+    }
+    const asked = new Set([...(details.missingOIDCScope ?? []), ...Object.values(details.missingResourceScopes ?? {}).flat()]);
+    return send(200, page('Allow access', `<p>${escape(String(params.client_id))} asks for:</p>
+      <ul>${[...asked].map((s) => `<li>${escape(s)}</li>`).join('')}</ul>
+      <form method="post" action="${action}"><button>Allow</button></form>`));
+  }
+  send(501, page('Not supported', escape(prompt.name)));
+}
+
+export async function startTestProvider(clients: TestClient[], keys: SigningKey[], options: ProviderOptions = {}): Promise<TestProvider> {
   let current: Provider | undefined;
   let reads = 0;
+  const accounts = options.accounts ?? [];
   const server: Server = createServer((req, res) => {
     if (req.url?.startsWith('/jwks')) reads++;
+    if (req.url?.startsWith('/interaction/')) {
+      // An expired or unknown interaction: the provider's error and its description, as its own pages would say.
+      interaction(current!, accounts, req, res).catch((error: Error & { error_description?: string }) => {
+        if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' }).end([error.message, error.error_description].filter(Boolean).join(': '));
+      });
+      return;
+    }
     void current!.callback()(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
   const stop = () =>
@@ -115,9 +191,32 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
   const make = (published: SigningKey[]) =>
     new Provider(issuer, {
       adapter: memoryAdapter(),
-      ttl: { ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 300 },
-      clients: clients.map((c) => ({ client_id: c.id, client_secret: SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
+      ttl: {
+        ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 300,
+        AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 300,
+        AuthorizationCode: 60,
+        IdToken: 300,
+        Interaction: 600,
+        Session: 3600,
+        Grant: 3600,
+      },
+      clients: clients.map((c) =>
+        c.redirectUris
+          ? { client_id: c.id, token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: c.redirectUris }
+          : { client_id: c.id, client_secret: SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
+      ),
       jwks: { keys: published.map((k) => k.privateJwk) },
+      // The person's claims (`name`) in the ID token itself, as most providers put them: an app whose access token
+      // is for the gateway cannot read the provider's userinfo with it.
+      conformIdTokenClaims: false,
+      claims: { openid: ['sub'], profile: ['name'] },
+      findAccount: (_ctx, sub) => {
+        const account = accounts.find((a) => a.login === sub);
+        return account && { accountId: sub, claims: () => ({ sub, name: account.name }) };
+      },
+      // The token endpoint answers a browser app's page (CORS) from the origins of its redirect URIs, as
+      // oidc-provider's default does, stated here rather than left to a default that logs a reminder.
+      clientBasedCORS: (_ctx, origin, client) => client.clientAuthMethod === 'none' && (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
