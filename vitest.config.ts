@@ -18,7 +18,7 @@ const require = createRequire(import.meta.url);
  */
 const CONTAINER = ['test/container.test.ts'];
 const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
-const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts'];
+const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/front-end-example.test.ts'];
 const OWN_SCRIPT = [
   ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
   ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),
