@@ -27,28 +27,18 @@ const { startGateway } = await import('./dist/app.js');
 const { pino } = await import('pino');
 const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', SCHEDULER: 'off', TASK_DISPATCHER: 'off', DELIVERY_WORKER: 'off' });
 const gateway = await startGateway(config, { log: pino({ level: 'warn' }) });
-// Open subscriptions as the event bus sees them (the same count works on a tree without the subscription registry).
-let open = 0;
-const subscribe = gateway.services.bus.subscribe.bind(gateway.services.bus);
-gateway.services.bus.subscribe = (topic, key) => {
-  const queue = subscribe(topic, key);
-  open++;
-  const close = queue.return.bind(queue);
-  queue.return = (value) => {
-    open--;
-    return close(value);
-  };
-  return queue;
-};
+const { liveFollowers } = await import('./dist/events/live.js');
+// Open subscriptions as their feeds see them: started, and waiting for the next state.
+const open = () => liveFollowers(gateway.services.bus).filter((f) => f.ready).length;
 process.on('message', async (message) => {
-  if (message === 'count') return process.send({ rss: 0, heapUsed: 0, external: 0, open });
+  if (message === 'count') return process.send({ rss: 0, heapUsed: 0, external: 0, open: open() });
   if (message === 'measure') {
     for (let i = 0; i < 3; i++) {
       globalThis.gc();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const { rss, heapUsed, external } = process.memoryUsage();
-    return process.send({ rss, heapUsed, external, open });
+    return process.send({ rss, heapUsed, external, open: open() });
   }
   await gateway.close();
   process.exit(0);
@@ -69,6 +59,8 @@ async function parent() {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, NODE_ENV: 'production', DATA_DIR: process.env.DATABASE_URL ? '.data' : `memory://subscription-memory-${transport}` },
     });
+    // A failed round must not leave the gateway running (it holds the terminal's output open).
+    process.once('exit', () => gateway.kill());
     const url = (await nextMessage<{ url: string }>(gateway)).url;
     const graphql = (query: string) =>
       fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then((r) => r.json());
