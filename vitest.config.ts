@@ -14,11 +14,11 @@ const require = createRequire(import.meta.url);
  * script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
  * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
  * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`. The pages driven
- * in Debian's chromium (GraphiQL, the console, the example front end): `npm run test:browsers`.
+ * in Debian's chromium (GraphiQL, the console and its sign-in, the example front end): `npm run test:browsers`.
  */
 const CONTAINER = ['test/container.test.ts'];
 const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
-const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/front-end-example.test.ts'];
+const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/console-sign-in.test.ts', 'test/front-end-example.test.ts'];
 const OWN_SCRIPT = [
   ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
   ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),

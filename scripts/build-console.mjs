@@ -1,13 +1,15 @@
 // The operator console (console/, a React front end): its typed operations generated from schema.graphql
 // (console/codegen.ts, run by scripts/generate.mjs with the other generators), type-checked (console/tsconfig.json),
 // then bundled by Vite into console/dist/, which the
-// gateway serves at /console (src/edge/plugins/use-console.ts). console/dist/ is build output, never committed.
+// gateway serves at /console (src/edge/plugins/use-console.ts), with the console's manifest of trusted documents
+// (codegen's persisted-documents.json) beside it: the gateway trusts it whenever it serves the console, and the
+// console sends every operation by its id. console/dist/ is build output, never committed.
 // Run by `npm run build` (scripts/build.mjs), before `npm test` and by the test run's global set-up, so a fresh
 // clone serves the console without a step of its own. `--if-stale`: nothing when console/dist/ was built from
 // exactly these inputs (a stamp in it holds their hash); about 5 s otherwise.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -60,6 +62,8 @@ export function buildConsole({ ifStale = false } = {}) {
       return false;
     }
   }
+  // The manifest of the documents this bundle sends (written by codegen with the typed documents it was built from).
+  copyFileSync(join(CONSOLE, 'src/gql/persisted-documents.json'), join(DIST, 'persisted-documents.json'));
   writeFileSync(STAMP, hash);
   if (ifStale) console.error(`build-console: console/dist/ built (${((performance.now() - started) / 1000).toFixed(1)} s).`);
   return true;

@@ -25,7 +25,7 @@ const INPUT_TREES = [
 /** One file of each generator's output: a deleted output means generating again, whatever the stamp says. */
 /** The console's sources are absent where only the server is built (the image's first `npm ci` layer). */
 const HAS_CONSOLE = existsSync(join(ROOT, 'console/codegen.ts'));
-const OUTPUTS = ['src/generated/prisma/client.ts', 'src/generated/pothos-types.ts', 'src/generated/graphql/index.ts', ...(HAS_CONSOLE ? ['console/src/gql/index.ts'] : [])];
+const OUTPUTS = ['src/generated/prisma/client.ts', 'src/generated/pothos-types.ts', 'src/generated/graphql/index.ts', ...(HAS_CONSOLE ? ['console/src/gql/index.ts', 'console/src/gql/persisted-documents.json'] : [])];
 
 const GENERATORS = [
   ['prisma', ['generate']],

@@ -144,6 +144,8 @@ const envSchema = z.object({
   OIDC_SYSTEM_CLAIM: z.string().trim().min(1).optional(),
   /** Claim binding a token to one person (its oid); such a token without identity:read reads only its own records. */
   OIDC_PERSON_CLAIM: z.string().trim().min(1).optional(),
+  /** The console's public client at the provider (OIDC_ISSUER): the console then offers sign-in there beside the API key. */
+  CONSOLE_OIDC_CLIENT_ID: z.string().trim().min(1).optional(),
   GRAPHQL_MAX_DEPTH: int(12, 1),
   GRAPHQL_MAX_ALIASES: int(30, 0),
   GRAPHQL_MAX_COST: int(50_000, 1),
@@ -218,6 +220,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** What is wrong with the OpenID settings taken together; null when nothing is. */
 function oidcIssue(env: z.output<typeof envSchema>): string | null {
+  if (env.CONSOLE_OIDC_CLIENT_ID && !env.OIDC_ISSUER) return 'CONSOLE_OIDC_CLIENT_ID: set OIDC_ISSUER too (the provider the console signs in at, whose tokens the gateway accepts)';
+  if (env.CONSOLE_OIDC_CLIENT_ID && !env.CONSOLE) return 'CONSOLE_OIDC_CLIENT_ID: the console is off (CONSOLE=off), so nothing would sign in with it';
   if (!env.OIDC_ISSUER) return env.OIDC_AUDIENCE ? 'OIDC_AUDIENCE: set OIDC_ISSUER too, or nothing checks it' : null;
   if (!env.OIDC_AUDIENCE) return 'OIDC_AUDIENCE: required with OIDC_ISSUER (the resource indicator of this gateway at the provider); without it a token made for any other service would be accepted';
   const issuer = new URL(env.OIDC_ISSUER);

@@ -6,6 +6,7 @@ import { startSink, type Sink } from './channels/sink.js';
 import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
 import { launchChromium, offlineContext, watchProblems } from './helpers/browser.js';
+import { consoleOperations } from './helpers/console.js';
 
 // The operator console (/console) in a real browser (headless Debian Chromium driven by playwright-core) against a
 // gateway with AUTH=on and its workers running, with every request to another origin blocked and recorded: the
@@ -26,6 +27,8 @@ let admin: Record<string, string>;
 let operatorKey: string;
 /** Reads every area, changes nothing. */
 let readerKey: string;
+/** Operation names by document id, from the console's manifest. */
+let operationOf: Map<string, string>;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -33,6 +36,7 @@ beforeAll(async () => {
   admin = bearer(await makeKey(t, ['admin:all']));
   operatorKey = await makeKey(t, ['queues:read', 'queues:write', 'tasks:read', 'tasks:write', 'scheduler:read', 'scheduler:write', 'notifications:read']);
   readerKey = await makeKey(t, ['queues:read', 'tasks:read', 'scheduler:read', 'notifications:read']);
+  operationOf = consoleOperations();
 });
 afterAll(async () => {
   await browser?.close();
@@ -55,7 +59,7 @@ interface ConsolePage {
   foreign: string[];
   /** Uncaught errors and Content-Security-Policy refusals. */
   problems: string[];
-  /** What the console sent to /graphql: the name of each operation. */
+  /** What the console sent to /graphql: the name of each operation (by its document id). */
   operations: string[];
   /** Opens a page of the console (`#/queues`) and waits for its heading. */
   go(fragment: string, heading: string | RegExp): Promise<void>;
@@ -72,7 +76,8 @@ async function openConsole(key: string, viewport = WIDE): Promise<ConsolePage> {
   const operations: string[] = [];
   context.on('request', (request) => {
     requested.push(request.url());
-    if (request.url().endsWith('/graphql') && request.method() === 'POST') operations.push(/^\s*(?:query|mutation)\s+(\w+)/.exec(String(JSON.parse(request.postData() ?? '{}').query))?.[1] ?? '?');
+    // The console sends each operation by its id in its manifest (the gateway trusts it whenever it serves the console).
+    if (request.url().endsWith('/graphql') && request.method() === 'POST') operations.push(operationOf.get(String(JSON.parse(request.postData() ?? '{}').documentId)) ?? '?');
   });
   const page = await context.newPage();
   const problems = watchProblems(page);

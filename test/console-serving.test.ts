@@ -1,21 +1,37 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
-import { CONSOLE_CSP } from '../src/edge/plugins/use-console.js';
+import { bearer, makeKey } from './helpers/keys.js';
+import { consoleDocumentId } from './helpers/console.js';
+import { GATEWAY_RESOURCE } from './helpers/oidc-provider.js';
+import { CONSOLE_CSP, consoleCsp, useConsole } from '../src/edge/plugins/use-console.js';
+import { loadConfig } from '../src/config.js';
+import { readConsoleManifest } from '../src/edge/console/assets.js';
 
-// The operator console as HTTP serves it (the browser test drives it): the page at /console with a strict policy
+// The operator console as HTTP serves it (the browser tests drive it): the page at /console with a strict policy
 // and no caching, every asset it names from the gateway itself, immutable, revalidated by ETag and gzipped when the
-// client takes it; CONSOLE=off serves none of it. The assets are console/dist/, built by the test run's set-up.
+// client takes it; its settings (where it may sign in besides the API key); its manifest of trusted documents,
+// trusted whenever it is served; CONSOLE=off serves none of it. The assets are console/dist/, built by the test
+// run's set-up.
+
+/** An OpenID provider the gateway is told of but never reaches in these tests (nothing listens there). */
+const ISSUER = 'http://127.0.0.1:9';
 
 describe('the console over HTTP', () => {
   let t: TestGateway;
   let off: TestGateway;
+  let signIn: TestGateway;
   beforeAll(async () => {
-    [t, off] = await Promise.all([startTestGateway('pglite', { ...NO_WORKERS, AUTH: 'on' }), startTestGateway('pglite', { ...NO_WORKERS, CONSOLE: 'off' })]);
+    [t, off, signIn] = await Promise.all([
+      startTestGateway('pglite', { ...NO_WORKERS, AUTH: 'on' }),
+      startTestGateway('pglite', { ...NO_WORKERS, CONSOLE: 'off' }),
+      startTestGateway('pglite', { ...NO_WORKERS, AUTH: 'on', OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: GATEWAY_RESOURCE, CONSOLE_OIDC_CLIENT_ID: 'gateway-console' }),
+    ]);
   });
   afterAll(async () => {
     await t?.close();
     await off?.close();
+    await signIn?.close();
   });
 
   /** The asset URLs the page names (script and styles). */
@@ -75,6 +91,72 @@ describe('the console over HTTP', () => {
     const notFound = (await (await fetch(`${t.url}/nope`)).json()) as { error: { message: string } };
     expect(notFound.error.message).toContain('the operator console at /console');
     expect(((await (await fetch(`${off.url}/nope`)).json()) as { error: { message: string } }).error.message).not.toContain('/console');
+  });
+
+  it('/console/settings.json names the provider, the public client, the resource and the scopes of the console\'s operations; no secret', async () => {
+    const none = await fetch(`${t.url}/console/settings.json`);
+    expect(none.status).toBe(200);
+    expect(none.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(none.headers.get('cache-control')).toBe('public, no-cache');
+    expect(await none.json()).toEqual({ provider: null });
+    const named = await fetch(`${signIn.url}/console/settings.json`);
+    expect(await named.json()).toEqual({
+      provider: {
+        issuer: ISSUER,
+        name: '127.0.0.1:9',
+        clientId: 'gateway-console',
+        resource: GATEWAY_RESOURCE,
+        scope: 'openid profile notifications:read queues:read queues:write scheduler:read scheduler:write tasks:read tasks:write',
+      },
+    });
+    // The page may reach the provider (discovery, the token endpoint), and only it besides the gateway.
+    const page = await fetch(`${signIn.url}/console`);
+    expect(page.headers.get('content-security-policy')).toBe(consoleCsp([ISSUER]));
+    expect(page.headers.get('content-security-policy')).toContain(`connect-src 'self' ${ISSUER};`);
+    expect((await fetch(`${off.url}/console/settings.json`)).status).toBe(404);
+  });
+
+  it("the console's operations run by id for a key whenever the console is served; CONSOLE=off does not list them", async () => {
+    const body = JSON.stringify({ documentId: consoleDocumentId('Viewer'), variables: {} });
+    const ask = async (g: TestGateway) =>
+      (await fetch(`${g.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(await makeKey(g, ['queues:read'])) }, body })).json() as Promise<{
+        data?: { viewer: { scopes: string[] } };
+        errors?: { extensions: { code: string } }[];
+      }>;
+    expect((await ask(t)).data?.viewer.scopes).toEqual(['queues:read']);
+    expect((await ask(off)).errors?.[0]?.extensions.code).toBe('PERSISTED_DOCUMENT_NOT_FOUND');
+  });
+
+  it('a console built after the gateway started is not served: its operations would be refused until a restart', async () => {
+    const pageFrom = async (trustedManifest: string | null) => {
+      let answer: Response | undefined;
+      const request = new Request('http://127.0.0.1/console');
+      await useConsole({ trustedManifest, provider: null }).onRequest!({ request, url: new URL(request.url), endResponse: (res: Response) => (answer = res) } as never);
+      return answer!;
+    };
+    // The manifest read at start-up is the built one's: served.
+    expect((await pageFrom(readConsoleManifest()!.text)).status).toBe(200);
+    // Another one (a build made since), or none (the console was not built at start-up): refused with the remedy.
+    for (const trusted of ['{}', null]) {
+      const answer = await pageFrom(trusted);
+      expect(answer.status).toBe(503);
+      expect(await answer.text()).toContain('restart the gateway');
+    }
+  });
+
+  it('CONSOLE_OIDC_CLIENT_ID needs OIDC_ISSUER and the console', () => {
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig({ HOST: '127.0.0.1', ...env });
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    const oidc = { OIDC_ISSUER: ISSUER, OIDC_AUDIENCE: GATEWAY_RESOURCE };
+    expect(refusal({ ...oidc, CONSOLE_OIDC_CLIENT_ID: 'gateway-console' })).toBeNull();
+    expect(refusal({ CONSOLE_OIDC_CLIENT_ID: 'gateway-console' })).toContain('CONSOLE_OIDC_CLIENT_ID: set OIDC_ISSUER too');
+    expect(refusal({ ...oidc, CONSOLE_OIDC_CLIENT_ID: 'gateway-console', CONSOLE: 'off' })).toContain('CONSOLE_OIDC_CLIENT_ID: the console is off');
   });
 });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { GraphQLError, GraphQLSchema } from 'graphql';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -23,6 +24,7 @@ import { useRequestId } from '../edge/plugins/use-request-id.js';
 import { useMetrics } from '../edge/plugins/use-metrics.js';
 import { useCachePolicy } from '../edge/plugins/use-cache-policy.js';
 import { logFailure } from './log-failure.js';
+import { readConsoleManifest } from '../edge/console/assets.js';
 
 // The gateway's API, whatever the door: the schema, the one pipeline its operations run on (with the guards every
 // operation passes, in order), the legacy door that turns documented paths into operations of that pipeline, and
@@ -37,6 +39,8 @@ export interface Api {
   accessControl: ReturnType<typeof createAccessControl>;
   /** Who calls, from a credential (API key or bearer token): graphql-ws asks it at connection_init. */
   identifier: CallerIdentifier;
+  /** The console's manifest of trusted documents as read at start-up (CONSOLE=on and the console built), else null. */
+  consoleManifest: string | null;
   requestIds: ReturnType<typeof useRequestId>;
   metrics: ReturnType<typeof useMetrics>;
   cachePolicy: ReturnType<typeof useCachePolicy>;
@@ -67,10 +71,15 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
   );
   const schema = buildSchema();
   const failed = logFailure(log);
-  const { documents: trusted, invalid } = loadTrustedDocuments({ paths: config.TRUSTED_DOCUMENTS_MANIFESTS, policy: config.TRUSTED_DOCUMENTS, schema });
-  if (config.TRUSTED_DOCUMENTS_MANIFESTS.length) {
-    log.info({ manifests: config.TRUSTED_DOCUMENTS_MANIFESTS, documents: trusted.size, listedOnly: [...config.TRUSTED_DOCUMENTS] }, 'trusted documents loaded');
-  }
+  // The console's own operations are trusted whenever it is served, so that it works for callers held to the list
+  // (a token, by default) without the operator naming its manifest; it sends every operation by id.
+  const consoleManifest = config.CONSOLE ? readConsoleManifest() : null;
+  const manifests = [...config.TRUSTED_DOCUMENTS_MANIFESTS, ...(consoleManifest ? [consoleManifest.path] : [])];
+  const { documents: trusted, invalid } = loadTrustedDocuments({ paths: manifests, policy: config.TRUSTED_DOCUMENTS, schema }, (path) =>
+    path === consoleManifest?.path ? consoleManifest.text : readFileSync(path, 'utf8'),
+  );
+  if (manifests.length) log.info({ manifests, documents: trusted.size, listedOnly: [...config.TRUSTED_DOCUMENTS] }, 'trusted documents loaded');
+  if (config.CONSOLE && !consoleManifest) log.warn('the console is not built: it will not be served until it is built and the gateway restarted (npm run build)');
   // Not a reason to refuse the start: a front end built against an older contract still runs its other documents.
   for (const { manifest, id, message } of invalid) log.warn({ manifest, id }, `a trusted document does not validate against the schema: ${message}`);
   const pipeline = createPipeline({
@@ -114,5 +123,5 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(operationRequest(request), document, query, variables),
     traceCall: tracing?.traceLegacyCall,
   });
-  return { schema, pipeline, legacy, operationRequest, accessControl, identifier, requestIds, metrics: metricsEdge, cachePolicy: useCachePolicy({ corsOrigins: config.CORS_ORIGINS }) };
+  return { schema, pipeline, legacy, operationRequest, accessControl, identifier, consoleManifest: consoleManifest?.text ?? null, requestIds, metrics: metricsEdge, cachePolicy: useCachePolicy({ corsOrigins: config.CORS_ORIGINS }) };
 }

@@ -27,6 +27,7 @@ import { corsFor, useBrowserPolicy } from './plugins/use-browser-policy.js';
 import { useNotFound } from './plugins/use-not-found.js';
 import { useGraphiQL } from './plugins/use-graphiql.js';
 import { useConsole } from './plugins/use-console.js';
+import { consoleProvider } from './console/sign-in.js';
 import { useCallerHeaders } from './plugins/use-caller-headers.js';
 import { useEventStreamStatus } from './plugins/use-event-stream-status.js';
 
@@ -86,7 +87,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
       api.metrics,
       useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
-      ...(config.CONSOLE ? [useConsole()] : []),
+      ...(config.CONSOLE ? [useConsole({ trustedManifest: api.consoleManifest, provider: consoleProvider(config, api.schema, api.consoleManifest) })] : []),
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
       useKeyFirst('/graphql', api.accessControl.keyFirstAnswer),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),

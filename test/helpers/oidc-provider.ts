@@ -19,7 +19,7 @@ export const CLAIMS_NAMESPACE = 'https://gateway.test/claims';
 
 /** Every scope a client may ask for: the gateway's and the ESIA personal-data ones. */
 const RESOURCE_SCOPES =
-  'queues:read queues:write tasks:read tasks:write identity:read notifications:send notifications:read metrics:read fullname birthdate gender birthplace citizenship snils inn id_doc usr_org openid';
+  'queues:read queues:write tasks:read tasks:write scheduler:read scheduler:write identity:read notifications:send notifications:read metrics:read fullname birthdate gender birthplace citizenship snils inn id_doc usr_org openid';
 
 /** A client of the provider, and the claims the provider adds to its tokens (configuration, as an operator sets it). */
 export interface TestClient {
@@ -47,6 +47,11 @@ export interface TestAccount {
   password: string;
   /** The `name` claim of the ID token (scope `profile`). */
   name: string;
+  /**
+   * The gateway scopes this person holds (a provider's roles): consent grants only these of what an app asks for
+   * and rejects the rest, so the token carries no more. Absent: whatever the app asks for.
+   */
+  scopes?: string[];
 }
 
 export interface ProviderOptions {
@@ -74,6 +79,11 @@ export interface TestProvider {
   issuer: string;
   /** Publishes `keys` from now on; the first signs new tokens. */
   rotate(keys: SigningKey[]): void;
+  /**
+   * Registers one more client, as an operator adds one while the provider runs: for an app whose address is known
+   * only once it listens (a gateway's console on a free port). Sessions and grants made so far are forgotten.
+   */
+  addClient(client: TestClient): void;
   /** An access token of the client credentials grant. */
   token(clientId: string, scope: string, resource?: string): Promise<string>;
   /** How many times the JWKS has been read. */
@@ -152,7 +162,12 @@ async function interaction(provider: Provider, accounts: TestAccount[], req: Inc
     if (req.method === 'POST') {
       const grant = grantId ? await provider.Grant.find(grantId) : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
       if (details.missingOIDCScope) grant!.addOIDCScope(details.missingOIDCScope);
-      for (const [resource, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant!.addResourceScope(resource, scopes);
+      const holds = accounts.find((a) => a.login === session!.accountId)?.scopes;
+      for (const [resource, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
+        const [granted, rejected] = holds ? [scopes.filter((s) => holds.includes(s)), scopes.filter((s) => !holds.includes(s))] : [scopes, []];
+        if (granted.length) grant!.addResourceScope(resource, granted);
+        if (rejected.length) grant!.rejectResourceScope(resource, rejected);
+      }
       return provider.interactionFinished(req, res, { consent: { grantId: await grant!.save() } }, { mergeWithLastSubmission: true });
     }
     const asked = new Set([...(details.missingOIDCScope ?? []), ...Object.values(details.missingResourceScopes ?? {}).flat()]);
@@ -186,9 +201,11 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
       server.closeAllConnections();
       server.close(() => resolve());
     });
+  clients = [...clients];
   const byId = new Map(clients.map((c) => [c.id, c]));
+  let published = keys;
 
-  const make = (published: SigningKey[]) =>
+  const make = () =>
     new Provider(issuer, {
       adapter: memoryAdapter(),
       ttl: {
@@ -247,12 +264,18 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
         };
       },
     });
-  current = make(keys);
+  current = make();
 
   return {
     issuer,
     rotate(next) {
-      current = make(next);
+      published = next;
+      current = make();
+    },
+    addClient(client) {
+      clients.push(client);
+      byId.set(client.id, client);
+      current = make();
     },
     async token(clientId, scope, resource = GATEWAY_RESOURCE) {
       const res = await fetch(`${issuer}/token`, {

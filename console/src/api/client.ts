@@ -1,9 +1,12 @@
-import { createClient, type Client } from 'graphql-ws';
+import { createClient, type Client, type SubscribePayload } from 'graphql-ws';
 import type { TypedDocumentString } from '../gql/graphql';
 
 // The console's typed client (docs/typed-client.md): queries and mutations over fetch, subscriptions over
-// graphql-ws, all on the gateway that served the page, with the API key the operator typed. The documents carry
-// their result and variable types, so every call is checked by the compiler against schema.graphql.
+// graphql-ws, all on the gateway that served the page, with the API key the operator typed or the access token the
+// OpenID provider gave (`Authorization: Bearer` and the connection_init payload alike). The documents carry their
+// result and variable types, so every call is checked by the compiler against schema.graphql; each is sent by its id
+// in the console's manifest, which the gateway trusts whenever it serves the console, so it runs for every kind of
+// caller, tokens (held to trusted documents by default) included.
 
 /** A refusal or failure as the gateway worded it. */
 export class GatewayError extends Error {
@@ -30,14 +33,22 @@ interface GraphQLAnswer {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
+/** The id codegen gave a document (`persistedDocuments`); the generated document holds nothing else. */
+function documentId(document: { __meta__?: Record<string, unknown> | undefined }): string {
+  const id: unknown = document.__meta__?.hash;
+  if (typeof id !== 'string') throw new Error('a document without an id: run the generators again (npm run generate)');
+  return id;
+}
+
 function errorOf(answer: GraphQLAnswer, status: number): GatewayError | null {
   const first = answer.errors?.[0];
   if (!first) return null;
   return new GatewayError(answer.errors!.map((e) => e.message).join('; '), first.extensions?.code, status);
 }
 
-export function consoleClient(apiKey: string | null): ConsoleClient {
-  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+/** `credential`: an API key or an access token; null with AUTH=off. */
+export function consoleClient(credential: string | null): ConsoleClient {
+  const headers: Record<string, string> = credential ? { authorization: `Bearer ${credential}` } : {};
   let ws: Client | undefined;
   const socket = () =>
     (ws ??= createClient({
@@ -55,7 +66,7 @@ export function consoleClient(apiKey: string | null): ConsoleClient {
         res = await fetch('/graphql', {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
-          body: JSON.stringify({ query: document.toString(), variables }),
+          body: JSON.stringify({ documentId: documentId(document), variables }),
         });
       } catch {
         throw new GatewayError('The gateway cannot be reached.', 'NETWORK', 0);
@@ -72,7 +83,8 @@ export function consoleClient(apiKey: string | null): ConsoleClient {
     },
     subscribe(document, variables, onData, onError) {
       return socket().subscribe<never>(
-        { query: document.toString(), variables: variables as Record<string, unknown> },
+        // graphql-ws insists on a string `query`: an empty one beside the id.
+        { query: '', documentId: documentId(document), variables: variables as Record<string, unknown> } as SubscribePayload,
         {
           next: (result) => {
             const error = errorOf(result as GraphQLAnswer, 200);

@@ -6,12 +6,16 @@ import { GatewayError, type ConsoleClient, type Document } from './client';
 
 export interface Session {
   client: ConsoleClient;
-  /** Root fields the key may run (`Mutation.pauseQueue`), from `viewer`. */
+  /** Root fields the key or token may run (`Mutation.pauseQueue`), from `viewer`. */
   allowed: ReadonlySet<string>;
-  keyName: string | null;
+  /** How the operator signed in: an API key, a provider's token, or neither (AUTH=off). */
+  via: 'key' | 'token' | null;
+  /** The key's name, or the name of the person signed in at the provider. */
+  who: string | null;
   scopes: readonly string[];
   authRequired: boolean;
-  signOut(): void;
+  /** Back to the sign-in page, with `reason` shown there. */
+  signOut(reason?: string): void;
 }
 
 export const SessionContext = createContext<Session | null>(null);
