@@ -12,8 +12,9 @@ import { startSink, type Sink } from './channels/sink.js';
 import { tracingEnabled } from '../src/telemetry/enabled.js';
 
 // Tracing switched by the environment, in gateway processes as an operator runs them. On (OTEL_EXPORTER_OTLP_ENDPOINT
-// names a loopback OTLP/HTTP receiver): a legacy call is one trace, HTTP server span -> route span -> GraphQL operation
-// span -> Prisma's SQL spans, each carrying the X-Request-Id; a task's call is a client span; subscriptions over SSE
+// names a loopback OTLP/HTTP receiver): a legacy call is one trace, HTTP server span (named after the call's route,
+// carrying the call) -> GraphQL operation span -> Prisma's SQL spans, each carrying the X-Request-Id; a batch's calls
+// have spans of their own; a caller's traceparent is continued; a task's call is a client span; subscriptions over SSE
 // and graphql-ws get operation spans; the spans are exported when the gateway stops (the batch delay is longer than
 // the test). Off (no endpoint): the process loads no part of OpenTelemetry (but the API prom-client always requires)
 // and registers nothing with it.
@@ -21,6 +22,8 @@ import { tracingEnabled } from '../src/telemetry/enabled.js';
 const GATEWAY_ENV = { SCHEDULER: 'off', DELIVERY_WORKER: 'off' };
 
 const REQUEST_ID = 'trace-test-create-queue';
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
 const dirs: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
@@ -49,6 +52,10 @@ async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink; logLine
     // An HTTP route, refused before its operation runs.
     const upload = await fetch(`${url}/v1/systems/tracing/files`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'trace-test-http' }, body: '{}' });
     expect(upload.status).toBe(400);
+    // A GET with its variables in the query string, in a trace the caller began.
+    const params = new URLSearchParams({ query: 'query Parented($name: String!) { queue(name: $name) { name } }', variables: JSON.stringify({ name: 'secret-value' }) });
+    const parented = await fetch(`${url}/graphql?${params}`, { headers: { accept: 'application/json', 'x-request-id': 'trace-test-parent', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    expect(parented.status).toBe(200);
     await rpc(url, 'createTask', { queueName: 'traced', name: 'call', target: { url: `${sink.url}/hook`, headers: { 'X-Kept': 'yes' } } }, {}, { 'x-request-id': 'trace-test-task' });
     await eventually(async () => (await rpc(url, 'getTask', { queueName: 'traced', name: 'call' })).body.result?.status === 'SUCCEEDED');
     const query = 'subscription { taskStatusChanged(queueName: "traced", name: "call") { status } }';
@@ -130,19 +137,26 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(spans[0]!.resource).toMatchObject({ 'service.name': 'public-services-gateway', 'service.version': version });
   });
 
-  it('makes a legacy call one trace: HTTP server span -> route span -> GraphQL operation -> SQL, each with the request id', () => {
-    const route = spans.find((s) => s.name === 'POST /createQueue')!;
-    expect(route, spans.map((s) => s.name).join(', ')).toBeDefined();
-    expect(route.attributes).toMatchObject({
+  it('makes a legacy call one trace: HTTP server span named after its route, with the call -> GraphQL operation -> SQL, each with the request id', () => {
+    const server = spans.find((s) => s.name === 'POST /createQueue')!;
+    expect(server, spans.map((s) => s.name).join(', ')).toBeDefined();
+    expect(server).toMatchObject({ kind: SPAN_KIND.SERVER, parentSpanId: '' });
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'url.scheme': 'http',
+      'url.path': '/createQueue',
       'http.route': '/createQueue',
+      'http.response.status_code': 200,
+      'server.address': '127.0.0.1',
+      'network.peer.address': '127.0.0.1',
       'rpc.system': 'jsonrpc',
       'rpc.method': 'createQueue',
       'rpc.jsonrpc.request_id': 'createQueue-1',
       'gateway.request_id': REQUEST_ID,
     });
-    const server = byId(route.parentSpanId)!;
-    expect(server).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /createQueue', traceId: route.traceId, attributes: { 'gateway.request_id': REQUEST_ID, 'http.response.status_code': 200 } });
-    expect(server.parentSpanId).toBe('');
+    // One call is the request: no span of its own between the server span and the operation.
+    expect(spans.filter((s) => s.traceId === server.traceId && s.name === server.name)).toHaveLength(1);
+    const route = server;
 
     const operation = spans.find((s) => s.parentSpanId === route.spanId)!;
     expect(operation).toMatchObject({ name: 'mutation.CreateQueue', scope: 'graphql', traceId: route.traceId, attributes: { 'graphql.execute.operationName': 'CreateQueue' } });
@@ -178,16 +192,27 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const calls = spans.filter((s) => s.name === 'POST /rpc' && s.kind === SPAN_KIND.INTERNAL);
     expect(calls.map((s) => s.attributes['rpc.jsonrpc.request_id']).sort()).toEqual(['41', 'b']);
     expect(new Set(calls.map((s) => s.parentSpanId)).size).toBe(1);
+    const server = byId(calls[0]!.parentSpanId)!;
+    expect(server).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /rpc', attributes: { 'http.route': '/rpc', 'gateway.request_id': 'trace-test-batch' } });
+    expect(server.attributes['rpc.method']).toBeUndefined();
     const missing = calls.find((s) => s.attributes['rpc.jsonrpc.request_id'] === 'b')!;
     expect(missing.attributes).toMatchObject({ 'rpc.method': 'getQueue', 'rpc.jsonrpc.error_code': -32004, 'gateway.request_id': 'trace-test-batch' });
     for (const call of calls) expect(spans.find((s) => s.parentSpanId === call.spanId)?.name).toBe('query.GetQueue');
   });
 
   it('names an HTTP route by its template, with the status it answered', () => {
-    const route = spans.find((s) => s.kind === SPAN_KIND.INTERNAL && s.name === 'POST /v1/systems/{systemId}/files')!;
-    expect(route.attributes).toMatchObject({ 'http.route': '/v1/systems/{systemId}/files', 'http.response.status_code': 400, 'gateway.request_id': 'trace-test-http' });
-    expect(byId(route.parentSpanId)).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /v1/systems/{systemId}/files', attributes: { 'http.route': '/v1/systems/{systemId}/files' } });
+    const route = spans.find((s) => s.name === 'POST /v1/systems/{systemId}/files')!;
+    expect(route).toMatchObject({ kind: SPAN_KIND.SERVER, parentSpanId: '' });
+    expect(route.attributes).toMatchObject({ 'http.route': '/v1/systems/{systemId}/files', 'url.path': '/v1/systems/tracing/files', 'http.response.status_code': 400, 'gateway.request_id': 'trace-test-http' });
     expect(spans.filter((s) => s.parentSpanId === route.spanId)).toEqual([]);
+  });
+
+  it("continues the caller's trace (traceparent) and records no query string", () => {
+    const server = spans.find((s) => s.kind === SPAN_KIND.SERVER && s.attributes['gateway.request_id'] === 'trace-test-parent')!;
+    expect(server).toMatchObject({ name: 'GET /graphql', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, attributes: { 'url.path': '/graphql', 'http.route': '/graphql', 'http.response.status_code': 200 } });
+    expect(Object.keys(server.attributes).filter((k) => k.startsWith('url.'))).toEqual(['url.scheme', 'url.path']);
+    expect(JSON.stringify(server.attributes)).not.toContain('secret-value');
+    expect(spans.find((s) => s.parentSpanId === server.spanId)).toMatchObject({ name: 'query.Parented', traceId: CALLER_TRACE });
   });
 
   it("traces a task's call as a client span and passes its context on, the request's own headers untouched", () => {

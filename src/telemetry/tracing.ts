@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
+import { SERVER_SPAN, serverSpans } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
@@ -16,9 +16,10 @@ import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
 // imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
 // the gateway builds neither plugin nor wrapper. On, one trace per request:
-//   HTTP server span (instrumentation-http)
-//     └ route span `POST /getQueue` (a legacy call: each JSON-RPC call of a batch, each HTTP route)
-//         └ operation span `query.GetQueue` (@envelop/opentelemetry; /graphql, SSE and graphql-ws operations too)
+//   HTTP server span `POST /getQueue` (src/telemetry/server-spans.ts; a legacy call of its own names it after its
+//   route and puts its attributes on it)
+//     └ route span `POST /rpc` (each JSON-RPC call of a /rpc batch only)
+//         └ operation span `query.GetQueue` (a hook on the pipeline; /graphql, SSE and graphql-ws operations too)
 //             └ prisma:client:operation └ prisma:client:db_query (the SQL; @prisma/instrumentation)
 // Every span started under a request carries its X-Request-Id as `gateway.request_id`. Outbound calls (tasks,
 // scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
@@ -29,6 +30,8 @@ export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
 
 export interface Tracing {
+  /** The HTTP server span of every request the listener is handed (src/edge/http-server.ts wraps its listener). */
+  readonly traceRequests: (listener: RequestListener) => RequestListener;
   /** The span of one legacy call (src/api/legacy/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
   /** The span of every operation the pipeline runs (src/pipeline/pipeline.ts), whatever its door. */
@@ -107,22 +110,8 @@ export function startTracing(log: Logger): Tracing {
       }),
     ],
     ...(env.OTEL_TRACES_SAMPLER ? {} : { sampler: new ParentBasedSampler({ root: requestsAndCalls }) }),
+    // HTTP server spans are the gateway's own (src/telemetry/server-spans.ts), outbound calls' too (tracedExchange).
     instrumentations: [
-      new HttpInstrumentation({
-        // Outbound calls get their span from tracedExchange below: this instrumentation would copy the raw header
-        // pairs src/http/outbound.ts sends into an object with keys "0", "1", ... (sending headers named 0, 1, ...),
-        // and would record paths that hold secrets (Telegram's bot token, webhook keys) in url.full.
-        disableOutgoingRequestInstrumentation: true,
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0]!),
-        requestHook: (span, request) => {
-          if ('url' in request && request.url?.split('?')[0] === '/graphql') span.setAttribute('http.route', '/graphql').updateName(`${request.method} /graphql`);
-        },
-        applyCustomAttributesOnSpan: (span, _request, response) => {
-          // A server span: the id the gateway answered with (its own when the caller sent none or an insane one).
-          const id = 'getHeader' in response ? response.getHeader(REQUEST_ID_HEADER) : undefined;
-          if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
-        },
-      }),
       new PrismaInstrumentation(),
     ],
   });
@@ -140,15 +129,10 @@ export function startTracing(log: Logger): Tracing {
     },
     { logLevel: level, suppressOverrideMessage: true },
   );
-  // ESM imports of node:http do not pass require-in-the-middle: requiring it here applies the patch to the module
-  // object that src/http/outbound.ts and the server share (http.request, https.request, Server.prototype.emit).
-  const require = createRequire(import.meta.url);
-  require('node:http');
-  require('node:https');
-
   const tracer = trace.getTracer('public-services-gateway', version);
   wrapExchange((send) => tracedExchange(tracer, send));
   return {
+    traceRequests: serverSpans({ tracer, untracedPaths: UNTRACED_PATHS, routes: new Set(['/graphql']), requestIdHeader: REQUEST_ID_HEADER, requestIdAttribute: REQUEST_ID_ATTRIBUTE }),
     traceLegacyCall: legacyCallTracer(tracer),
     // Named and scoped as @envelop/opentelemetry names operation spans, so traces read as they did.
     traceOperation: operationTracer(trace.getTracer('graphql')),
@@ -179,7 +163,7 @@ function operationTracer(tracer: Tracer): OperationTracer {
     let parent = context.active();
     if (operation.requestId) {
       // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
-      trace.getSpan(parent)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
+      (parent.getValue(SERVER_SPAN) as Span | undefined)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
       parent = parent.setValue(REQUEST_ID, operation.requestId);
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
@@ -191,10 +175,15 @@ function operationTracer(tracer: Tracer): OperationTracer {
   };
 }
 
+/**
+ * A legacy call of its own (a documented path, an HTTP route, a single call on /rpc) is the request: the server span
+ * is named after its route and carries its attributes and outcome, one span where there were two alike. Each call of
+ * a /rpc batch gets a span of its own under the server span.
+ */
 function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
   return (request, call, run) => {
     const requestId = request.headers.get(REQUEST_ID_HEADER);
-    const attributes: Attributes = { 'http.route': call.route, 'http.request.method': call.method };
+    const attributes: Attributes = { 'http.route': call.route };
     if (call.rpc) {
       attributes['rpc.system'] = 'jsonrpc';
       attributes['rpc.method'] = call.rpc.method;
@@ -202,13 +191,24 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
       if (call.rpc.id !== null) attributes['rpc.jsonrpc.request_id'] = String(call.rpc.id);
     }
     let parent = context.active();
-    // The HTTP server span the call came in on learns its route (and is named after it) and its request id.
-    const server = trace.getSpan(parent)?.setAttribute('http.route', call.route).updateName(`${call.method} ${call.route}`);
-    if (requestId) {
-      server?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-      parent = parent.setValue(REQUEST_ID, requestId);
+    if (requestId) parent = parent.setValue(REQUEST_ID, requestId);
+    const server = parent.getValue(SERVER_SPAN) as Span | undefined;
+    const name = `${call.method} ${call.route}`;
+    if (server && !call.inBatch) {
+      if (requestId) attributes[REQUEST_ID_ATTRIBUTE] = requestId;
+      server.setAttributes(attributes).updateName(name);
+      return context.with(parent, run).then(
+        (outcome) => (describeOutcome(server, outcome), outcome),
+        (error: unknown) => {
+          server.recordException(error as Error);
+          server.setStatus({ code: SpanStatusCode.ERROR });
+          throw error;
+        },
+      );
     }
-    return inSpan(tracer, `${call.method} ${call.route}`, attributes, parent, run, describeOutcome);
+    server?.setAttribute('http.route', call.route).updateName(name);
+    attributes['http.request.method'] = call.method;
+    return inSpan(tracer, name, attributes, parent, run, describeOutcome);
   };
 }
 

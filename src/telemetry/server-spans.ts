@@ -1,0 +1,80 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+
+// The HTTP server span of every request, started where node:http hands the request over (src/edge/http-server.ts
+// wraps its one request listener with `traceRequests`) and ended when the answer is sent or the client is gone. The
+// gateway's own, instead of @opentelemetry/instrumentation-http: that one patches node:http's Server.prototype.emit,
+// binds the request's and the response's event emitters to the context and sets some twenty attributes one by one,
+// a large part of what tracing cost a small request (docs/performance.md). The attributes are the stable HTTP
+// semantic conventions; the query string is not recorded (`url.query` can hold a GraphQL document's variables).
+// A W3C `traceparent` from the caller (OTEL_PROPAGATORS) makes the span its child.
+
+/** The server span of the request being served: a legacy call names it after its route and can carry its attributes. */
+export const SERVER_SPAN = createContextKey('gateway http server span');
+
+/** The methods semantic conventions name as they are; any other is `_OTHER`, the method kept beside it. */
+const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
+
+export interface ServerSpanOptions {
+  tracer: Tracer;
+  /** Paths asked every few seconds (health, readiness, scrapes) that get no span. */
+  untracedPaths: ReadonlySet<string>;
+  /** Paths whose route is known from the path alone (`/graphql`). */
+  routes: ReadonlySet<string>;
+  /**
+   * The header the answer carries the request's id in, recorded on the span when the answer is sent with it set as a
+   * header (Yoga's edge); the node:http edge writes its headers at once, and the operation's hooks record the id.
+   */
+  requestIdHeader: string;
+  requestIdAttribute: string;
+}
+
+export function serverSpans(options: ServerSpanOptions): (listener: RequestListener) => RequestListener {
+  const { tracer, untracedPaths, routes, requestIdHeader, requestIdAttribute } = options;
+  return (listener) =>
+    function tracedRequest(this: unknown, req: IncomingMessage, res: ServerResponse) {
+      const target = req.url ?? '/';
+      const queryAt = target.indexOf('?');
+      const path = queryAt === -1 ? target : target.slice(0, queryAt);
+      if (untracedPaths.has(path)) return listener.call(this, req, res);
+      const method = req.method ?? 'GET';
+      const known = KNOWN_METHODS.has(method);
+      const route = routes.has(path) ? path : undefined;
+      const attributes: Attributes = {
+        'http.request.method': known ? method : '_OTHER',
+        'url.scheme': 'http',
+        'url.path': path,
+        'network.peer.address': req.socket.remoteAddress,
+        'user_agent.original': req.headers['user-agent'],
+      };
+      if (!known) attributes['http.request.method_original'] = method;
+      if (route) attributes['http.route'] = route;
+      hostAttributes(req.headers.host, attributes);
+      const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+      const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
+      res.once('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
+      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span), listener, this, req, res);
+    };
+}
+
+function endServerSpan(span: Span, res: ServerResponse, requestIdHeader: string, requestIdAttribute: string): void {
+  // Closed before an answer was sent (the client left): no status to record, and not the gateway's failure.
+  if (res.headersSent) {
+    const status = res.statusCode;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.setAttribute('error.type', String(status)).setStatus({ code: SpanStatusCode.ERROR });
+  }
+  const id = res.getHeader(requestIdHeader);
+  if (typeof id === 'string') span.setAttribute(requestIdAttribute, id);
+  span.end();
+}
+
+/** `server.address` and `server.port` as the caller named them in Host (a bracketed IPv6 literal included; no port: 80). */
+function hostAttributes(host: string | undefined, attributes: Attributes): void {
+  if (!host) return;
+  const close = host.startsWith('[') ? host.indexOf(']') : -1;
+  const colon = host.indexOf(':', close + 1);
+  attributes['server.address'] = colon === -1 ? host : host.slice(0, colon);
+  const port = colon === -1 ? 80 : Number(host.slice(colon + 1));
+  if (Number.isInteger(port) && port > 0) attributes['server.port'] = port;
+}
