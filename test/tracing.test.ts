@@ -72,6 +72,24 @@ async function runTraced(): Promise<{ spans: ExportedSpan[]; sink: Sink; logLine
 }
 
 /**
+ * A traced gateway on PostgreSQL, where the hot statements (a queue by name, a queue's creation) run on the pool past
+ * Prisma's client: their SQL spans are the gateway's own.
+ */
+async function runTracedOnPostgres(): Promise<ExportedSpan[]> {
+  const [receiver, db] = await Promise.all([startOtlpReceiver(), freshDatabase('postgres')]);
+  cleanups.push(() => receiver.close(), () => db.drop());
+  const gateway = startGatewayProcess({ ...db.env, ...GATEWAY_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '60000' });
+  try {
+    const url = await gateway.url;
+    expect((await rpc(url, 'createQueue', { name: 'on-postgres', rate: 1 }, {}, { 'x-request-id': 'trace-pg-create' })).body.result?.name).toBe('on-postgres');
+    expect((await rpc(url, 'getQueue', { name: 'on-postgres' }, {}, { 'x-request-id': 'trace-pg-read' })).body.result?.name).toBe('on-postgres');
+  } finally {
+    await gateway.stop();
+  }
+  return receiver.spans;
+}
+
+/**
  * A gateway with tracing off that served requests. At exit each process writes every module it resolved (import and
  * require alike) and what is registered with the OpenTelemetry API (its global: tracer provider, context manager,
  * propagator, diag); tsx runs the gateway in a child process, so the report returned is the one that loaded it.
@@ -113,8 +131,9 @@ process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + pr
 // Both gateways at once: each mostly waits (start-up, the task, shutdown).
 let traced: Awaited<ReturnType<typeof runTraced>>;
 let untraced: Awaited<ReturnType<typeof runUntraced>>;
+let onPostgres: ExportedSpan[];
 beforeAll(async () => {
-  [traced, untraced] = await Promise.all([runTraced(), runUntraced()]);
+  [traced, untraced, onPostgres] = await Promise.all([runTraced(), runUntraced(), runTracedOnPostgres()]);
 }, 30_000);
 afterAll(async () => {
   await Promise.all(cleanups.map((c) => c()));
@@ -236,6 +255,37 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
 
   it('does not trace the background SQL of the workers (no Prisma span without a parent)', () => {
     expect(spans.filter((s) => s.name.startsWith('prisma:') && !s.parentSpanId)).toEqual([]);
+  });
+});
+
+describe('tracing on, on PostgreSQL', () => {
+  const traceOf = (requestId: string) => {
+    const server = onPostgres.find((s) => s.kind === SPAN_KIND.SERVER && s.attributes['gateway.request_id'] === requestId)!;
+    expect(server, onPostgres.map((s) => s.name).join(', ')).toBeDefined();
+    return { server, spans: onPostgres.filter((s) => s.traceId === server.traceId) };
+  };
+
+  it("gives the gateway's own statements SQL spans under the operation, with the text and not the values", () => {
+    for (const [requestId, statement] of [
+      ['trace-pg-read', /^SELECT .* FROM "Queue" WHERE "name" = ANY\(\$1::text\[\]\)$/s],
+      ['trace-pg-create', /^\s*WITH created AS \(\s*INSERT INTO "Queue"/],
+    ] as const) {
+      const { server, spans } = traceOf(requestId);
+      const operation = spans.find((s) => s.parentSpanId === server.spanId)!;
+      expect(operation.scope).toBe('graphql');
+      const sql = spans.filter((s) => s.attributes['db.system.name'] === 'postgresql');
+      expect(sql.length, requestId).toBeGreaterThan(0);
+      for (const s of sql) {
+        expect(s).toMatchObject({ kind: SPAN_KIND.CLIENT, parentSpanId: operation.spanId, attributes: { 'gateway.request_id': requestId } });
+        expect(s.name).toBe(s.attributes['db.operation.name']);
+        expect(String(s.attributes['db.query.text'])).not.toContain('on-postgres');
+      }
+      expect(sql.some((s) => statement.test(String(s.attributes['db.query.text']))), JSON.stringify(sql.map((s) => s.attributes['db.query.text']))).toBe(true);
+    }
+  });
+
+  it('does not trace the background SQL (no SQL span without a parent)', () => {
+    expect(onPostgres.filter((s) => (s.name.startsWith('prisma:') || s.attributes['db.system.name']) && !s.parentSpanId)).toEqual([]);
   });
 });
 

@@ -12,6 +12,7 @@ import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.j
 import type { OperationTracer } from '../pipeline/pipeline.js';
 import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
+import { wrapStatements, type StatementWrapper } from '../db/statements.js';
 
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
 // imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
@@ -55,11 +56,13 @@ const requestIdOnSpans: SpanProcessor = {
 
 /**
  * Background work (worker polls, claims, settles, cron rounds) runs outside any request: its SQL alone would make a
- * trace per loop and second. A root span of Prisma's is not sampled; an outbound call of a task (a root client span) is.
+ * trace per loop and second. A root SQL span (Prisma's, or one of the gateway's own statements) is not sampled; an
+ * outbound call of a task (a root client span) is.
  */
 const requestsAndCalls: Sampler = {
-  shouldSample: (parentContext, _traceId, spanName) => ({
-    decision: spanName.startsWith('prisma:') && !trace.getSpanContext(parentContext) ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
+  shouldSample: (parentContext, _traceId, spanName, _kind, attributes) => ({
+    decision:
+      (spanName.startsWith('prisma:') || attributes[DB_SYSTEM] !== undefined) && !trace.getSpanContext(parentContext) ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
   }),
   toString: () => 'RequestsAndCallsSampler',
 };
@@ -131,6 +134,7 @@ export function startTracing(log: Logger): Tracing {
   );
   const tracer = trace.getTracer('public-services-gateway', version);
   wrapExchange((send) => tracedExchange(tracer, send));
+  wrapStatements(statementTracer(tracer));
   return {
     traceRequests: serverSpans({ tracer, untracedPaths: UNTRACED_PATHS, routes: new Set(['/graphql']), requestIdHeader: REQUEST_ID_HEADER, requestIdAttribute: REQUEST_ID_ATTRIBUTE }),
     traceLegacyCall: legacyCallTracer(tracer),
@@ -225,6 +229,39 @@ function describeOutcome(span: Span, outcome: RpcResponse | LegacyAnswer): void 
   if (outcome.error.code === RPC_ERROR.INTERNAL_ERROR || outcome.error.code === RPC_ERROR.SERVICE_UNAVAILABLE) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
   }
+}
+
+const DB_SYSTEM = 'db.system.name';
+/** A statement's span name: its operation (the first keyword: SELECT, INSERT, WITH ...), made once per text. */
+const operationNames = new Map<string, string>();
+
+/**
+ * The gateway's own statements on PostgreSQL (src/db/statements.ts, past Prisma's client and so past its spans) as
+ * client spans of the operation that runs them: the statement text with its `$n` parameters, never the values. A read
+ * shared by several requests (src/db/coalesced-reads.ts) is a span of the request that asked first.
+ */
+function statementTracer(tracer: Tracer): StatementWrapper {
+  return (text, run) => {
+    let name = operationNames.get(text);
+    if (name === undefined) {
+      name = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'postgresql';
+      if (operationNames.size < 1024) operationNames.set(text, name);
+    }
+    const attributes: Attributes = { [DB_SYSTEM]: 'postgresql', 'db.operation.name': name, 'db.query.text': text };
+    return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        return await run();
+      } catch (error) {
+        // The SQLSTATE when the server refused the statement (23505: a duplicate key), else the error's class.
+        const code = (error as { code?: unknown }).code;
+        span.recordException(error as Error);
+        span.setAttribute('error.type', typeof code === 'string' ? code : (error as Error).name).setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  };
 }
 
 /**
