@@ -3,8 +3,8 @@ import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import { otlpJsonTraceExporter } from './otlp-json.js';
 import { SERVER_SPAN, serverSpans } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
@@ -105,7 +105,7 @@ export function startTracing(log: Logger): Tracing {
     spanProcessors: [
       requestIdOnSpans,
       new BatchSpanProcessor({
-        exporter: otlpJsonTraceExporter(),
+        exporter: new OTLPTraceExporter(),
         maxQueueSize: envNumber('OTEL_BSP_MAX_QUEUE_SIZE'),
         maxExportBatchSize: envNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
         scheduledDelayMillis: envNumber('OTEL_BSP_SCHEDULE_DELAY'),
