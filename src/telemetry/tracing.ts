@@ -165,7 +165,8 @@ function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent:
 function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
     let parent = context.active();
-    if (operation.requestId) {
+    // A legacy call has put the id in the context, and on the server span, already.
+    if (operation.requestId && parent.getValue(REQUEST_ID) !== operation.requestId) {
       // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
       (parent.getValue(SERVER_SPAN) as Span | undefined)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
       parent = parent.setValue(REQUEST_ID, operation.requestId);
@@ -210,7 +211,7 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
         },
       );
     }
-    server?.setAttribute('http.route', call.route).updateName(name);
+    server?.setAttributes(requestId ? { 'http.route': call.route, [REQUEST_ID_ATTRIBUTE]: requestId } : { 'http.route': call.route }).updateName(name);
     attributes['http.request.method'] = call.method;
     return inSpan(tracer, name, attributes, parent, run, describeOutcome);
   };
@@ -248,19 +249,19 @@ function statementTracer(tracer: Tracer): StatementWrapper {
       if (operationNames.size < 1024) operationNames.set(text, name);
     }
     const attributes: Attributes = { [DB_SYSTEM]: 'postgresql', 'db.operation.name': name, 'db.query.text': text };
-    return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        return await run();
-      } catch (error) {
+    // Not made the active span: nothing under a statement starts a span of its own.
+    const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes });
+    return run().then(
+      (rows) => (span.end(), rows),
+      (error: unknown) => {
         // The SQLSTATE when the server refused the statement (23505: a duplicate key), else the error's class.
         const code = (error as { code?: unknown }).code;
         span.recordException(error as Error);
         span.setAttribute('error.type', typeof code === 'string' ? code : (error as Error).name).setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
         span.end();
-      }
-    });
+        throw error;
+      },
+    );
   };
 }
 
