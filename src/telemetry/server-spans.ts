@@ -11,6 +11,8 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 
 /** The server span of the request being served: a legacy call names it after its route and can carry its attributes. */
 export const SERVER_SPAN = createContextKey('gateway http server span');
+/** The span the request's operation is recorded on (src/telemetry/tracing.ts): the server span, or a batch call's. */
+export const OPERATION_CARRIER = createContextKey('gateway operation carrier span');
 
 /** The methods semantic conventions name as they are; any other is `_OTHER`, the method kept beside it. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -53,7 +55,7 @@ export function serverSpans(options: ServerSpanOptions): (listener: RequestListe
       const parent = propagation.extract(ROOT_CONTEXT, req.headers);
       const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
       res.once('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
-      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span), listener, this, req, res);
+      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span).setValue(OPERATION_CARRIER, span), listener, this, req, res);
     };
 }
 

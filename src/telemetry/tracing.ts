@@ -5,11 +5,13 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import { SERVER_SPAN, serverSpans } from './server-spans.js';
+import { OPERATION_CARRIER, SERVER_SPAN, serverSpans } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
-import type { OperationTracer } from '../pipeline/pipeline.js';
+import type { OperationOutcome, OperationTracer } from '../pipeline/pipeline.js';
+import type { GraphQLError } from 'graphql';
+import { AppError, ServiceUnavailableError } from '../errors.js';
 import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 import { wrapStatements, type StatementWrapper } from '../db/statements.js';
@@ -144,9 +146,14 @@ export function startTracing(log: Logger): Tracing {
   };
 }
 
-/** `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed. */
-function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+/**
+ * `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed.
+ * `carriesOperation`: the operation `run` runs is recorded on this span (operationTracer).
+ */
+function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+  const active = trace.setSpan(parent, span);
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, span) : active, async () => {
     try {
       const outcome = await run();
       describe(span, outcome);
@@ -161,10 +168,19 @@ function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent:
   });
 }
 
-/** An operation span (`mutation.CreateQueue`), active while it runs so that Prisma's SQL spans are its children. */
+/** Spans that already carry an operation: a second operation under the same one gets a span of its own. */
+const carrying = new WeakSet<Span>();
+
+/**
+ * The operation (`mutation.CreateQueue`). The one operation of an HTTP request (a /graphql request, a legacy call) is
+ * recorded on that request's span, the server span or a /rpc batch call's span (OPERATION_CARRIER): its name, type
+ * and errors, with the SQL under it. A span of its own, active while it runs so that the SQL spans are its children,
+ * where nothing else stands for it: subscriptions, graphql-ws, a second operation of one request.
+ */
 function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
-    let parent = context.active();
+    const active = context.active();
+    let parent = active;
     // A legacy call has put the id in the context, and on the server span, already.
     if (operation.requestId && parent.getValue(REQUEST_ID) !== operation.requestId) {
       // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
@@ -172,12 +188,36 @@ function operationTracer(tracer: Tracer): OperationTracer {
       parent = parent.setValue(REQUEST_ID, operation.requestId);
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, (span, result) => {
-      if (Symbol.asyncIterator in result || !result.errors?.length) return;
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
-    });
+    const carrier = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as Span | undefined);
+    if (!carrier || carrying.has(carrier)) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
+    carrying.add(carrier);
+    carrier.setAttributes(attributes);
+    return (parent === active ? run() : context.with(parent, run)).then(
+      (result) => (describeResult(carrier, result), result),
+      (error: unknown) => {
+        carrier.recordException(error as Error);
+        carrier.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      },
+    );
   };
+}
+
+/**
+ * An operation's errors as an exception event; the span is marked failed only by the gateway's own failures (an
+ * outage, a bug: what masking answers as SERVICE_UNAVAILABLE or "Unexpected error."), not by the caller's mistakes.
+ */
+function describeResult(span: Span, result: OperationOutcome): void {
+  if (Symbol.asyncIterator in result || !result.errors?.length) return;
+  span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
+  if (result.errors.some(isGatewayFailure)) span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+function isGatewayFailure(error: GraphQLError): boolean {
+  const original = error.originalError;
+  if (original instanceof ServiceUnavailableError || error.extensions?.code === 'SERVICE_UNAVAILABLE') return true;
+  // By name: graphql may be loaded twice (ESM and CommonJS builds), so instanceof GraphQLError is unreliable.
+  return original != null && !(original instanceof AppError) && original.name !== 'GraphQLError';
 }
 
 /**
@@ -213,7 +253,8 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
     }
     server?.setAttributes(requestId ? { 'http.route': call.route, [REQUEST_ID_ATTRIBUTE]: requestId } : { 'http.route': call.route }).updateName(name);
     attributes['http.request.method'] = call.method;
-    return inSpan(tracer, name, attributes, parent, run, describeOutcome);
+    // A call of a batch: its span carries its operation.
+    return inSpan(tracer, name, attributes, parent, run, describeOutcome, true);
   };
 }
 
