@@ -19,11 +19,12 @@ import { wrapStatements, type StatementWrapper } from '../db/statements.js';
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
 // imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
 // the gateway builds neither plugin nor wrapper. On, one trace per request:
-//   HTTP server span `POST /getQueue` (src/telemetry/server-spans.ts; a legacy call of its own names it after its
-//   route and puts its attributes on it)
-//     └ route span `POST /rpc` (each JSON-RPC call of a /rpc batch only)
-//         └ operation span `query.GetQueue` (a hook on the pipeline; /graphql, SSE and graphql-ws operations too)
-//             └ prisma:client:operation └ prisma:client:db_query (the SQL; @prisma/instrumentation)
+//   HTTP server span `POST /getQueue` (src/telemetry/server-spans.ts; the legacy call and the GraphQL operation the
+//   request runs, hooks on the legacy door and the pipeline, name it and put their attributes and outcome on it)
+//     └ call span `POST /rpc` (each JSON-RPC call of a /rpc batch only, carrying its operation)
+//         └ SQL: `SELECT` (the gateway's own statements on PostgreSQL, src/db/statements.ts), or
+//           prisma:client:operation └ prisma:client:db_query (@prisma/instrumentation)
+//   Subscriptions (SSE, graphql-ws) and graphql-ws operations: an operation span of their own, `subscription.Name`.
 // Every span started under a request carries its X-Request-Id as `gateway.request_id`. Outbound calls (tasks,
 // scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
 // to OTEL_EXPORTER_OTLP_ENDPOINT, batched; the standard OTEL_* variables (headers, timeout, service name, resource
