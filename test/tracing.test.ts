@@ -166,7 +166,6 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       'url.path': '/createQueue',
       'http.route': '/createQueue',
       'http.response.status_code': 200,
-      'server.address': '127.0.0.1',
       'network.peer.address': '127.0.0.1',
       'rpc.system': 'jsonrpc',
       'rpc.method': 'createQueue',

@@ -6,7 +6,9 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 // gateway's own, instead of @opentelemetry/instrumentation-http: that one patches node:http's Server.prototype.emit,
 // binds the request's and the response's event emitters to the context and sets some twenty attributes one by one,
 // a large part of what tracing cost a small request (docs/performance.md). The attributes are the stable HTTP
-// semantic conventions; the query string is not recorded (`url.query` can hold a GraphQL document's variables).
+// semantic conventions' required ones and two recommended ones (the caller's address and user agent; not the address
+// and port the caller named the gateway by); the query string is not recorded (`url.query` can hold a GraphQL
+// document's variables).
 // A W3C `traceparent` from the caller (OTEL_PROPAGATORS) makes the span its child.
 
 /** The server span of the request being served: a legacy call names it after its route and can carry its attributes. */
@@ -33,6 +35,9 @@ export interface ServerSpanOptions {
 
 export function serverSpans(options: ServerSpanOptions): (listener: RequestListener) => RequestListener {
   const { tracer, untracedPaths, routes, requestIdHeader, requestIdAttribute } = options;
+  // The headers the configured propagators read (traceparent, tracestate, baggage): most requests carry none of them.
+  const fields = propagation.fields();
+  const carriesContext = (headers: IncomingMessage['headers']) => fields.some((field) => headers[field] !== undefined);
   return (listener) =>
     function tracedRequest(this: unknown, req: IncomingMessage, res: ServerResponse) {
       const target = req.url ?? '/';
@@ -51,10 +56,10 @@ export function serverSpans(options: ServerSpanOptions): (listener: RequestListe
       };
       if (!known) attributes['http.request.method_original'] = method;
       if (route) attributes['http.route'] = route;
-      hostAttributes(req.headers.host, attributes);
-      const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+      const parent = carriesContext(req.headers) ? propagation.extract(ROOT_CONTEXT, req.headers) : ROOT_CONTEXT;
       const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
-      res.once('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
+      // A response emits 'close' once, when it is sent or its client is gone.
+      res.on('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
       return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span).setValue(OPERATION_CARRIER, span), listener, this, req, res);
     };
 }
@@ -69,14 +74,4 @@ function endServerSpan(span: Span, res: ServerResponse, requestIdHeader: string,
   const id = res.getHeader(requestIdHeader);
   if (typeof id === 'string') span.setAttribute(requestIdAttribute, id);
   span.end();
-}
-
-/** `server.address` and `server.port` as the caller named them in Host (a bracketed IPv6 literal included; no port: 80). */
-function hostAttributes(host: string | undefined, attributes: Attributes): void {
-  if (!host) return;
-  const close = host.startsWith('[') ? host.indexOf(']') : -1;
-  const colon = host.indexOf(':', close + 1);
-  attributes['server.address'] = colon === -1 ? host : host.slice(0, colon);
-  const port = colon === -1 ? 80 : Number(host.slice(colon + 1));
-  if (Number.isInteger(port) && port > 0) attributes['server.port'] = port;
 }
