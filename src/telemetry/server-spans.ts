@@ -13,8 +13,15 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 
 /** The server span of the request being served: a legacy call names it after its route and can carry its attributes. */
 export const SERVER_SPAN = createContextKey('gateway http server span');
-/** The span the request's operation is recorded on (src/telemetry/tracing.ts): the server span, or a batch call's. */
+/**
+ * The span the request's operation is recorded on (src/telemetry/tracing.ts): the server span, or a batch call's.
+ * `taken` once an operation is recorded there (a second one gets a span of its own).
+ */
 export const OPERATION_CARRIER = createContextKey('gateway operation carrier span');
+export interface OperationCarrier {
+  span: Span;
+  taken: boolean;
+}
 
 /** The methods semantic conventions name as they are; any other is `_OTHER`, the method kept beside it. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -60,7 +67,7 @@ export function serverSpans(options: ServerSpanOptions): (listener: RequestListe
       const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
       // A response emits 'close' once, when it is sent or its client is gone.
       res.on('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
-      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span).setValue(OPERATION_CARRIER, span), listener, this, req, res);
+      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span).setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier), listener, this, req, res);
     };
 }
 

@@ -5,7 +5,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import { OPERATION_CARRIER, SERVER_SPAN, serverSpans } from './server-spans.js';
+import { OPERATION_CARRIER, SERVER_SPAN, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
@@ -154,7 +154,7 @@ export function startTracing(log: Logger): Tracing {
 function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   const active = trace.setSpan(parent, span);
-  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, span) : active, async () => {
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier) : active, async () => {
     try {
       const outcome = await run();
       describe(span, outcome);
@@ -168,9 +168,6 @@ function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent:
     }
   });
 }
-
-/** Spans that already carry an operation: a second operation under the same one gets a span of its own. */
-const carrying = new WeakSet<Span>();
 
 /**
  * The operation (`mutation.CreateQueue`). The one operation of an HTTP request (a /graphql request, a legacy call) is
@@ -189,10 +186,10 @@ function operationTracer(tracer: Tracer): OperationTracer {
       parent = parent.setValue(REQUEST_ID, operation.requestId);
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    const carrier = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as Span | undefined);
-    if (!carrier || carrying.has(carrier)) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
-    carrying.add(carrier);
-    carrier.setAttributes(attributes);
+    const carried = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as OperationCarrier | undefined);
+    if (!carried || carried.taken) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
+    carried.taken = true;
+    const carrier = carried.span.setAttributes(attributes);
     return (parent === active ? run() : context.with(parent, run)).then(
       (result) => (describeResult(carrier, result), result),
       (error: unknown) => {
