@@ -277,8 +277,9 @@ const operationNames = new Map<string, string>();
 
 /**
  * The gateway's own statements on PostgreSQL (src/db/statements.ts, past Prisma's client and so past its spans) as
- * client spans of the operation that runs them: the statement text with its `$n` parameters, never the values. A read
- * shared by several requests (src/db/coalesced-reads.ts) is a span of the request that asked first.
+ * client spans under the span of the request or operation that runs them: the statement text with its `$n`
+ * parameters, never the values. A read shared by several requests (src/db/coalesced-reads.ts) is a span of the
+ * request that asked first.
  */
 function statementTracer(tracer: Tracer): StatementWrapper {
   return (text, run) => {
