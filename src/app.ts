@@ -37,7 +37,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const ready = createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), ...(database.disk && { disk: database.disk }), bus, loops: services.loops, draining: () => draining });
   let http: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    http = await startHttpServer({ config, log, services, api: createApi(config, services, log, options.tracing), ready, edge: options.edge });
+    http = await startHttpServer({ config, log, services, api: createApi(config, services, log, options.tracing), ready, edge: options.edge, traceRequests: options.tracing?.traceRequests });
   } catch (error) {
     await started.close(Date.now() + config.SHUTDOWN_GRACE_MS);
     throw error;

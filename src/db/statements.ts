@@ -31,14 +31,27 @@ const types = {
     format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : oid === TIMESTAMP ? parseUtcTimestamp : oid === INT8 ? BigInt : pg.types.getTypeParser(oid, 'text'),
 };
 
+/** Runs one statement, given its text (with `$n` parameters, no values). */
+export type StatementWrapper = <T>(text: string, run: () => Promise<T[]>) => Promise<T[]>;
+let wrapper: StatementWrapper | undefined;
+
+/**
+ * Tracing on (src/telemetry/tracing.ts): every statement on a registered pool runs inside `wrap` (its SQL span), as
+ * Prisma's own statements run inside Prisma's spans. Set before the database is opened; off, nothing is asked per call.
+ */
+export function wrapStatements(wrap: StatementWrapper): void {
+  wrapper = wrap;
+}
+
 /** Registers `pool` as where the statements of `db` run; `nameOf` names them as Prisma's own are named. */
 export function registerPool(db: object, pool: pg.Pool, nameOf: (query: { sql: string }) => string): void {
+  const run = async <T>(text: string, values: unknown[]): Promise<T[]> => {
+    const name = nameOf({ sql: text });
+    const result = await pool.query({ text, values, types, ...(name && { name }) });
+    return result.rows as T[];
+  };
+  const wrap = wrapper;
   direct.set(db, {
-    async rows<T>(statement: Prisma.Sql) {
-      const text = statement.text;
-      const name = nameOf({ sql: text });
-      const result = await pool.query({ text, values: statement.values, types, ...(name && { name }) });
-      return result.rows as T[];
-    },
+    rows: wrap ? <T>(statement: Prisma.Sql) => wrap(statement.text, () => run<T>(statement.text, statement.values)) : <T>(statement: Prisma.Sql) => run<T>(statement.text, statement.values),
   });
 }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createYoga, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
@@ -44,6 +44,8 @@ export interface HttpServerOptions {
   ready: Parameters<typeof useHealth>[0]['ready'];
   /** 'yoga': every HTTP request through Yoga's edge (tests compare the edges). */
   edge?: 'node' | 'yoga' | undefined;
+  /** Tracing on: wraps the request listener once, so that each request runs in its HTTP server span. */
+  traceRequests?: ((listener: RequestListener) => RequestListener) | undefined;
 }
 
 export interface HttpServer {
@@ -54,7 +56,7 @@ export interface HttpServer {
   drain(startedAt: number): Promise<void>;
 }
 
-export async function startHttpServer({ config, log, services, api, ready, edge }: HttpServerOptions): Promise<HttpServer> {
+export async function startHttpServer({ config, log, services, api, ready, edge, traceRequests }: HttpServerOptions): Promise<HttpServer> {
   const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
   const failed = logFailure(log);
   const requestEdges = [api.requestIds, api.metrics, api.cachePolicy];
@@ -115,6 +117,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
           answer: (result, mediaType) => processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType) as Response,
           onError: (error) => log.error({ err: error }, 'an edge failed to answer'),
         });
+  const traced = traceRequests ?? ((listener: RequestListener) => listener);
   const server: Server = createServer(
     {
       ServerResponse: ReasonPhraseResponse,
@@ -129,12 +132,14 @@ export async function startHttpServer({ config, log, services, api, ready, edge 
       // A missing Host is the front door's 400 (JSON, request id), not node:http's empty one.
       requireHostHeader: false,
     },
-    frontDoor({
-      browserPolicy,
-      Request: yoga.fetchAPI.Request,
-      edges: requestEdges,
-      serve: overNode ? (req, res) => overNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
-    }),
+    traced(
+      frontDoor({
+        browserPolicy,
+        Request: yoga.fetchAPI.Request,
+        edges: requestEdges,
+        serve: overNode ? (req, res) => overNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
+      }),
+    ),
   );
   server.on('clientError', answerClientError(log));
   server.on('connect', refuseConnect(log));

@@ -1,25 +1,30 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
+import { OPERATION_CARRIER, SERVER_SPAN, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
-import type { OperationTracer } from '../pipeline/pipeline.js';
+import type { OperationOutcome, OperationTracer } from '../pipeline/pipeline.js';
+import type { GraphQLError } from 'graphql';
+import { AppError, ServiceUnavailableError } from '../errors.js';
 import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
+import { wrapStatements, type StatementWrapper } from '../db/statements.js';
 
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
 // imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
 // the gateway builds neither plugin nor wrapper. On, one trace per request:
-//   HTTP server span (instrumentation-http)
-//     └ route span `POST /getQueue` (a legacy call: each JSON-RPC call of a batch, each HTTP route)
-//         └ operation span `query.GetQueue` (@envelop/opentelemetry; /graphql, SSE and graphql-ws operations too)
-//             └ prisma:client:operation └ prisma:client:db_query (the SQL; @prisma/instrumentation)
+//   HTTP server span `POST /getQueue` (src/telemetry/server-spans.ts; the legacy call and the GraphQL operation the
+//   request runs, hooks on the legacy door and the pipeline, name it and put their attributes and outcome on it)
+//     └ call span `POST /rpc` (each JSON-RPC call of a /rpc batch only, carrying its operation)
+//         └ SQL: `SELECT` (the gateway's own statements on PostgreSQL, src/db/statements.ts), or
+//           prisma:client:operation └ prisma:client:db_query (@prisma/instrumentation)
+//   Subscriptions (SSE, graphql-ws) and graphql-ws operations: an operation span of their own, `subscription.Name`.
 // Every span started under a request carries its X-Request-Id as `gateway.request_id`. Outbound calls (tasks,
 // scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
 // to OTEL_EXPORTER_OTLP_ENDPOINT, batched; the standard OTEL_* variables (headers, timeout, service name, resource
@@ -29,6 +34,8 @@ export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
 
 export interface Tracing {
+  /** The HTTP server span of every request the listener is handed (src/edge/http-server.ts wraps its listener). */
+  readonly traceRequests: (listener: RequestListener) => RequestListener;
   /** The span of one legacy call (src/api/legacy/legacy-door.ts). */
   readonly traceLegacyCall: LegacyCallTracer;
   /** The span of every operation the pipeline runs (src/pipeline/pipeline.ts), whatever its door. */
@@ -52,11 +59,13 @@ const requestIdOnSpans: SpanProcessor = {
 
 /**
  * Background work (worker polls, claims, settles, cron rounds) runs outside any request: its SQL alone would make a
- * trace per loop and second. A root span of Prisma's is not sampled; an outbound call of a task (a root client span) is.
+ * trace per loop and second. A root SQL span (Prisma's, or one of the gateway's own statements) is not sampled; an
+ * outbound call of a task (a root client span) is.
  */
 const requestsAndCalls: Sampler = {
-  shouldSample: (parentContext, _traceId, spanName) => ({
-    decision: spanName.startsWith('prisma:') && !trace.getSpanContext(parentContext) ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
+  shouldSample: (parentContext, _traceId, spanName, _kind, attributes) => ({
+    decision:
+      (spanName.startsWith('prisma:') || attributes[DB_SYSTEM] !== undefined) && !trace.getSpanContext(parentContext) ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
   }),
   toString: () => 'RequestsAndCallsSampler',
 };
@@ -107,22 +116,8 @@ export function startTracing(log: Logger): Tracing {
       }),
     ],
     ...(env.OTEL_TRACES_SAMPLER ? {} : { sampler: new ParentBasedSampler({ root: requestsAndCalls }) }),
+    // HTTP server spans are the gateway's own (src/telemetry/server-spans.ts), outbound calls' too (tracedExchange).
     instrumentations: [
-      new HttpInstrumentation({
-        // Outbound calls get their span from tracedExchange below: this instrumentation would copy the raw header
-        // pairs src/http/outbound.ts sends into an object with keys "0", "1", ... (sending headers named 0, 1, ...),
-        // and would record paths that hold secrets (Telegram's bot token, webhook keys) in url.full.
-        disableOutgoingRequestInstrumentation: true,
-        ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0]!),
-        requestHook: (span, request) => {
-          if ('url' in request && request.url?.split('?')[0] === '/graphql') span.setAttribute('http.route', '/graphql').updateName(`${request.method} /graphql`);
-        },
-        applyCustomAttributesOnSpan: (span, _request, response) => {
-          // A server span: the id the gateway answered with (its own when the caller sent none or an insane one).
-          const id = 'getHeader' in response ? response.getHeader(REQUEST_ID_HEADER) : undefined;
-          if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
-        },
-      }),
       new PrismaInstrumentation(),
     ],
   });
@@ -140,15 +135,11 @@ export function startTracing(log: Logger): Tracing {
     },
     { logLevel: level, suppressOverrideMessage: true },
   );
-  // ESM imports of node:http do not pass require-in-the-middle: requiring it here applies the patch to the module
-  // object that src/http/outbound.ts and the server share (http.request, https.request, Server.prototype.emit).
-  const require = createRequire(import.meta.url);
-  require('node:http');
-  require('node:https');
-
   const tracer = trace.getTracer('public-services-gateway', version);
   wrapExchange((send) => tracedExchange(tracer, send));
+  wrapStatements(statementTracer(tracer));
   return {
+    traceRequests: serverSpans({ tracer, untracedPaths: UNTRACED_PATHS, routes: new Set(['/graphql']), requestIdHeader: REQUEST_ID_HEADER, requestIdAttribute: REQUEST_ID_ATTRIBUTE }),
     traceLegacyCall: legacyCallTracer(tracer),
     // Named and scoped as @envelop/opentelemetry names operation spans, so traces read as they did.
     traceOperation: operationTracer(trace.getTracer('graphql')),
@@ -156,9 +147,14 @@ export function startTracing(log: Logger): Tracing {
   };
 }
 
-/** `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed. */
-function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
+/**
+ * `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed.
+ * `carriesOperation`: the operation `run` runs is recorded on this span (operationTracer).
+ */
+function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+  const active = trace.setSpan(parent, span);
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier) : active, async () => {
     try {
       const outcome = await run();
       describe(span, outcome);
@@ -173,28 +169,64 @@ function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent:
   });
 }
 
-/** An operation span (`mutation.CreateQueue`), active while it runs so that Prisma's SQL spans are its children. */
+/**
+ * The operation (`mutation.CreateQueue`). The one operation of an HTTP request (a /graphql request, a legacy call) is
+ * recorded on that request's span, the server span or a /rpc batch call's span (OPERATION_CARRIER): its name, type
+ * and errors, with the SQL under it. A span of its own, active while it runs so that the SQL spans are its children,
+ * where nothing else stands for it: subscriptions, graphql-ws, a second operation of one request.
+ */
 function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
-    let parent = context.active();
-    if (operation.requestId) {
+    const active = context.active();
+    let parent = active;
+    // A legacy call has put the id in the context, and on the server span, already.
+    if (operation.requestId && parent.getValue(REQUEST_ID) !== operation.requestId) {
       // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
-      trace.getSpan(parent)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
+      (parent.getValue(SERVER_SPAN) as Span | undefined)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
       parent = parent.setValue(REQUEST_ID, operation.requestId);
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, (span, result) => {
-      if (Symbol.asyncIterator in result || !result.errors?.length) return;
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
-    });
+    const carried = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as OperationCarrier | undefined);
+    if (!carried || carried.taken) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
+    carried.taken = true;
+    const carrier = carried.span.setAttributes(attributes);
+    return (parent === active ? run() : context.with(parent, run)).then(
+      (result) => (describeResult(carrier, result), result),
+      (error: unknown) => {
+        carrier.recordException(error as Error);
+        carrier.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      },
+    );
   };
 }
 
+/**
+ * An operation's errors as an exception event; the span is marked failed only by the gateway's own failures (an
+ * outage, a bug: what masking answers as SERVICE_UNAVAILABLE or "Unexpected error."), not by the caller's mistakes.
+ */
+function describeResult(span: Span, result: OperationOutcome): void {
+  if (Symbol.asyncIterator in result || !result.errors?.length) return;
+  span.recordException({ name: 'graphql.execute.error', message: JSON.stringify(result.errors) });
+  if (result.errors.some(isGatewayFailure)) span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+function isGatewayFailure(error: GraphQLError): boolean {
+  const original = error.originalError;
+  if (original instanceof ServiceUnavailableError || error.extensions?.code === 'SERVICE_UNAVAILABLE') return true;
+  // By name: graphql may be loaded twice (ESM and CommonJS builds), so instanceof GraphQLError is unreliable.
+  return original != null && !(original instanceof AppError) && original.name !== 'GraphQLError';
+}
+
+/**
+ * A legacy call of its own (a documented path, an HTTP route, a single call on /rpc) is the request: the server span
+ * is named after its route and carries its attributes and outcome, one span where there were two alike. Each call of
+ * a /rpc batch gets a span of its own under the server span.
+ */
 function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
   return (request, call, run) => {
     const requestId = request.headers.get(REQUEST_ID_HEADER);
-    const attributes: Attributes = { 'http.route': call.route, 'http.request.method': call.method };
+    const attributes: Attributes = { 'http.route': call.route };
     if (call.rpc) {
       attributes['rpc.system'] = 'jsonrpc';
       attributes['rpc.method'] = call.rpc.method;
@@ -202,13 +234,25 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
       if (call.rpc.id !== null) attributes['rpc.jsonrpc.request_id'] = String(call.rpc.id);
     }
     let parent = context.active();
-    // The HTTP server span the call came in on learns its route (and is named after it) and its request id.
-    const server = trace.getSpan(parent)?.setAttribute('http.route', call.route).updateName(`${call.method} ${call.route}`);
-    if (requestId) {
-      server?.setAttribute(REQUEST_ID_ATTRIBUTE, requestId);
-      parent = parent.setValue(REQUEST_ID, requestId);
+    if (requestId) parent = parent.setValue(REQUEST_ID, requestId);
+    const server = parent.getValue(SERVER_SPAN) as Span | undefined;
+    const name = `${call.method} ${call.route}`;
+    if (server && !call.inBatch) {
+      if (requestId) attributes[REQUEST_ID_ATTRIBUTE] = requestId;
+      server.setAttributes(attributes).updateName(name);
+      return context.with(parent, run).then(
+        (outcome) => (describeOutcome(server, outcome), outcome),
+        (error: unknown) => {
+          server.recordException(error as Error);
+          server.setStatus({ code: SpanStatusCode.ERROR });
+          throw error;
+        },
+      );
     }
-    return inSpan(tracer, `${call.method} ${call.route}`, attributes, parent, run, describeOutcome);
+    server?.setAttributes(requestId ? { 'http.route': call.route, [REQUEST_ID_ATTRIBUTE]: requestId } : { 'http.route': call.route }).updateName(name);
+    attributes['http.request.method'] = call.method;
+    // A call of a batch: its span carries its operation.
+    return inSpan(tracer, name, attributes, parent, run, describeOutcome, true);
   };
 }
 
@@ -225,6 +269,40 @@ function describeOutcome(span: Span, outcome: RpcResponse | LegacyAnswer): void 
   if (outcome.error.code === RPC_ERROR.INTERNAL_ERROR || outcome.error.code === RPC_ERROR.SERVICE_UNAVAILABLE) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
   }
+}
+
+const DB_SYSTEM = 'db.system.name';
+/** A statement's span name: its operation (the first keyword: SELECT, INSERT, WITH ...), made once per text. */
+const operationNames = new Map<string, string>();
+
+/**
+ * The gateway's own statements on PostgreSQL (src/db/statements.ts, past Prisma's client and so past its spans) as
+ * client spans under the span of the request or operation that runs them: the statement text with its `$n`
+ * parameters, never the values. A read shared by several requests (src/db/coalesced-reads.ts) is a span of the
+ * request that asked first.
+ */
+function statementTracer(tracer: Tracer): StatementWrapper {
+  return (text, run) => {
+    let name = operationNames.get(text);
+    if (name === undefined) {
+      name = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'postgresql';
+      if (operationNames.size < 1024) operationNames.set(text, name);
+    }
+    const attributes: Attributes = { [DB_SYSTEM]: 'postgresql', 'db.operation.name': name, 'db.query.text': text };
+    // Not made the active span: nothing under a statement starts a span of its own.
+    const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes });
+    return run().then(
+      (rows) => (span.end(), rows),
+      (error: unknown) => {
+        // The SQLSTATE when the server refused the statement (23505: a duplicate key), else the error's class.
+        const code = (error as { code?: unknown }).code;
+        span.recordException(error as Error);
+        span.setAttribute('error.type', typeof code === 'string' ? code : (error as Error).name).setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    );
+  };
 }
 
 /**

@@ -13,6 +13,10 @@ export interface ExportedSpan {
   scope: string;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
+  /** 0 unset, 1 ok, 2 error. */
+  status: number;
+  /** The names of its events (`exception`, ...). */
+  events: string[];
 }
 
 export const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
@@ -34,7 +38,16 @@ interface ExportRequest {
     resource?: { attributes?: { key: string; value: AnyValue }[] };
     scopeSpans?: {
       scope?: { name: string };
-      spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: { key: string; value: AnyValue }[] }[];
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: { key: string; value: AnyValue }[];
+        status?: { code?: number };
+        events?: { name: string }[];
+      }[];
     }[];
   }[];
 }
@@ -51,7 +64,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           const resource = attributesOf(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? [])
             for (const s of ss.spans ?? [])
-              spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, scope: ss.scope?.name ?? '', attributes: attributesOf(s.attributes), resource });
+              spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId ?? '',
+                name: s.name,
+                kind: s.kind,
+                scope: ss.scope?.name ?? '',
+                attributes: attributesOf(s.attributes),
+                resource,
+                status: s.status?.code ?? 0,
+                events: (s.events ?? []).map((e) => e.name),
+              });
         }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

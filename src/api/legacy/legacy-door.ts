@@ -52,6 +52,8 @@ export interface LegacyCall {
   route: string;
   method: string;
   rpc?: { method: string; id: RpcId };
+  /** One call of a /rpc batch (not the request as a whole). */
+  inBatch?: boolean;
 }
 export type LegacyCallTracer = <T extends RpcResponse | LegacyAnswer>(request: Request, call: LegacyCall, run: () => Promise<T>) => Promise<T>;
 
@@ -157,7 +159,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       for (const item of body) {
         try {
           const call = parseCall(item);
-          const answer = await runCallAt('/rpc', request, call, byMethod.get(call.method));
+          const answer = await runCallAt('/rpc', request, call, byMethod.get(call.method), true);
           answers.push(call.expectsAnswer ? answer : null);
         } catch (error) {
           if (!(error instanceof RpcFailure)) throw error;
@@ -226,8 +228,8 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
 
   // Chosen once: with tracing off a call is not even asked whether it is traced.
   const traceCall = options.traceCall;
-  const runCallAt: (path: string, request: Request, call: RpcCall, route: RpcRoute | undefined) => Promise<RpcResponse> = traceCall
-    ? (path, request, call, route) => traceCall(request, { route: path, method: 'POST', rpc: { method: call.method, id: call.id } }, () => runCall(request, call, route))
+  const runCallAt: (path: string, request: Request, call: RpcCall, route: RpcRoute | undefined, inBatch?: boolean) => Promise<RpcResponse> = traceCall
+    ? (path, request, call, route, inBatch) => traceCall(request, { route: path, method: 'POST', rpc: { method: call.method, id: call.id }, ...(inBatch && { inBatch }) }, () => runCall(request, call, route))
     : (_path, request, call, route) => runCall(request, call, route);
   const serveHttp: typeof handleHttp = traceCall
     ? (door, route, pathParams) => traceCall(door.request, { route: route.path, method: route.method }, () => handleHttp(door, route, pathParams))
