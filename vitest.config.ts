@@ -29,7 +29,7 @@ const ALONE = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool
   'test/embedded-disk.test.ts', // answers within 1-2 s on a full disk; SIGTERM and a failed database end the process in time
   'test/npm-scripts.test.ts', // rewrites src/generated/ and dist/ when their inputs changed (every file imports the first); generate.mjs < 2 s
-  'test/hostile-edges.test.ts', // /healthz answers within 100 ms while a batch of 100 calls runs
+  'test/healthz-under-batch.test.ts', // /healthz answers within 100 ms while a batch of 100 calls runs
   'test/notifications-crash.test.ts', // the SIGKILL must land while 400 ms webhook calls are in flight
   'test/notifications-lease.test.ts', // 1 s leases renewed under a 2.5 s call: one late renewal sends twice
   'test/operations.test.ts', // SIGTERM: not ready at once, exit within 3 s / 5 s

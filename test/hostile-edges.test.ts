@@ -7,8 +7,8 @@ import { identityFixture, WIDE } from './helpers/identity-fixture.js';
 import { overHttp, overSse, overWs, rawRequest, type TransportAnswer } from './helpers/transports.js';
 
 // What a hostile client tried, as a table run on every transport it concerns: personal data filtered by
-// X-IdpScopes alike on HTTP, SSE and graphql-ws; batches capped and never holding the process; input the database
-// would refuse answered as the client's mistake, changing nothing.
+// X-IdpScopes alike on HTTP, SSE and graphql-ws; batches capped (and never holding the process: healthz-under-batch);
+// input the database would refuse answered as the client's mistake, changing nothing.
 
 const PERSON = 'query($oid: String!) { person(oid: $oid) { oid firstName snils inn birthDate } }';
 const PERSON_ORGS = 'query($oid: String!) { person(oid: $oid) { oid organizations { chief } } }';
@@ -105,27 +105,6 @@ describe.each(DATABASES)('hostile edges on %s', (kind) => {
     expect((await rpc(t.url, 'getQueue', { name: 'batch-101-0' })).body.error.code).toBe(-32004);
     const huge = await post(t.url, '/rpc', JSON.stringify(calls(5000, 'listQueues')));
     expect(huge.body.error.code).toBe(-32600);
-  });
-
-  it('while a batch of the maximum size runs, /healthz answers within 100 ms', async () => {
-    for (let i = 0; i < 20; i++) await rpc(t.url, 'createQueue', { name: `fill-${i}` });
-    const batch = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'listQueues', params: { pageSize: 50 } }));
-    let running = true;
-    const slowest: number[] = [];
-    const answered = post(t.url, '/rpc', JSON.stringify(batch)).finally(() => (running = false));
-    while (running) {
-      const started = performance.now();
-      const res = await fetch(`${t.url}/healthz`);
-      await res.text();
-      slowest.push(performance.now() - started);
-      await new Promise((r) => setTimeout(r, 5)); // the probe's sampling interval, not a wait for anything
-    }
-    const { status, body } = await answered;
-    expect(status).toBe(200);
-    expect(body).toHaveLength(100);
-    expect(body.every((a: { result?: { queues?: unknown[] } }) => a.result?.queues?.length)).toBe(true);
-    expect(slowest.length).toBeGreaterThan(2);
-    expect(Math.max(...slowest)).toBeLessThan(100);
   });
 
   it('NUL characters and instants the database cannot store are 400 / -32602 naming the field, and change nothing', async () => {
