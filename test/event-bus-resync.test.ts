@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSignStatus, gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
 import { eventually } from './helpers/sink.js';
-import { watchSubscriptions } from './helpers/subscriptions.js';
+import { announced, changeUnannounced, watchSubscriptions } from './helpers/subscriptions.js';
 import { taskEventKey } from '../src/db/sql/taskEvents.js';
 import { makeFixtures, type Fixtures } from './signatures/fixtures.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
@@ -32,20 +32,13 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     fixtures?.cleanup();
   });
 
-  const killListenerAnd = async (...statements: string[]) => {
-    await sql.query('BEGIN');
-    const { rows } = await sql.query(`SELECT pid, pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME]);
-    expect(rows.map((r) => r.killed)).toEqual([true]);
-    for (const statement of statements) await sql.query(statement);
-    await sql.query('COMMIT');
-    return rows[0].pid as number;
-  };
   const verify = () => checkSignStatus(t.url, fixtures.b64('untrusted.p7s'));
 
   it('subscriptions emit what changed during the gap (once, and nothing when nothing changed); the trust cache is dropped', async () => {
     await rpc(t.url, 'createQueue', { name: 'r', rate: 2 });
     await rpc(t.url, 'pauseQueue', { name: 'r' });
-    await rpc(t.url, 'createTask', { queueName: 'r', name: 'waiting', target: { url: 'http://127.0.0.1:9/never' } });
+    // Announcements arrive in commit order: once the task's is heard, the queue's are too, before anyone subscribes.
+    await announced(t.gateway, 'task', taskEventKey('r', 'waiting'), () => rpc(t.url, 'createTask', { queueName: 'r', name: 'waiting', target: { url: 'http://127.0.0.1:9/never' } }));
     const pem = readFileSync(join(fixtures.dir, 'untrusted-root.pem'), 'utf8');
     const added = await gql(t.url, 'mutation($pem: String!) { addTrustedRoot(profile: DEFAULT, pem: $pem) { fingerprint } }', { pem });
     expect(added.errors).toBeUndefined();
@@ -63,7 +56,8 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     const bothReady = () => Promise.all([subscriptions.ready('queue', 'r'), subscriptions.ready('task', taskEventKey('r', 'waiting'))]);
     await bothReady();
 
-    await killListenerAnd(
+    await changeUnannounced(
+      sql,
       `UPDATE "Queue" SET rate = 9 WHERE name = 'r'`,
       `UPDATE "Task" SET status = 'CANCELLED' WHERE name = 'waiting'`,
       `DELETE FROM "TrustedRoot"`,
@@ -78,7 +72,7 @@ describe('event bus resync after the LISTEN connection is lost (PostgreSQL)', ()
     await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000);
 
     // A second loss with no change: the resync re-reads and emits nothing.
-    const killed = await killListenerAnd();
+    const killed = await changeUnannounced(sql);
     await eventually(async () => (await sql.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> $2`, [LISTENER_APPLICATION_NAME, killed])).rowCount === 1, 5000);
     // A new connection; once it LISTENs the resync is told (listener ok), and both subscriptions have handled it.
     await eventually(async () => (await (await fetch(`${t.url}/readyz`)).json()).checks.listener === 'ok', 5000, 20);

@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { eventually } from './helpers/sink.js';
-import { announced, sseSubscription, watchSubscriptions, wsSubscription, type Events } from './helpers/subscriptions.js';
+import { announced, changeUnannounced, sseSubscription, watchSubscriptions, wsSubscription, type Events } from './helpers/subscriptions.js';
 import { ONE_CONNECTION, tableScans } from './helpers/table-scans.js';
 import { STATE_WINDOW_MS } from '../src/events/live.js';
-import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
 import { taskEventKey } from '../src/db/sql/taskEvents.js';
 import type { EventTopic } from '../src/events/bus.js';
 
@@ -157,14 +156,9 @@ describe('a resync with many subscribers (PostgreSQL)', () => {
     await t?.close();
   });
 
-  /**
-   * Cancels the queue's tasks with no NOTIFY, then kills the LISTEN connection: the change is committed before the
-   * listener can come back, so only its resync can tell the subscribers (nothing reads a key without a signal).
-   */
-  const changeUnannounced = async (queue: string) => {
-    await sql.query(`UPDATE "Task" SET status = 'CANCELLED' WHERE "queueName" = $1`, [queue]);
-    const { rows } = await sql.query(`SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [LISTENER_APPLICATION_NAME]);
-    expect(rows.map((r) => r.killed)).toEqual([true]);
+  /** Cancels the queue's tasks with no NOTIFY, and loses the LISTEN connection: only its resync tells anyone. */
+  const cancelUnannounced = async (queue: string) => {
+    await changeUnannounced(sql, { text: `UPDATE "Task" SET status = 'CANCELLED' WHERE "queueName" = $1`, values: [queue] });
     // This connection reports its own counts now: its UPDATE is counted in every run alike.
     await sql.query('SELECT 1 FROM (SELECT pg_stat_force_next_flush()) AS flushed');
   };
@@ -179,7 +173,7 @@ describe('a resync with many subscribers (PostgreSQL)', () => {
     try {
       await watch.ready('queueTasks', queue, count);
       const before = await tableScans(t.gateway);
-      await changeUnannounced(queue);
+      await cancelUnannounced(queue);
       await eventually(async () => subs.every((s) => data(s).length > 0), 15_000, 10);
       // The bus is back and everything it told is handled.
       await watch.ready('queueTasks', queue, count);

@@ -1,6 +1,8 @@
 import type { Gateway } from '../../src/app.js';
 import type { EventTopic } from '../../src/events/bus.js';
 import { liveFollowers } from '../../src/events/live.js';
+import { LISTENER_APPLICATION_NAME } from '../../src/db/listener.js';
+import type pg from 'pg';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { eventually } from './sink.js';
@@ -53,6 +55,21 @@ export async function announced<T>(gateway: Gateway, topic: EventTopic, key: str
   } finally {
     unwatch();
   }
+}
+
+/**
+ * Commits `statements` (writes that announce nothing), then kills the gateway's LISTEN connection on `sql`'s
+ * database, so that only the resync after it reconnects can tell subscribers. In this order because a listener back
+ * before the commit would resync too early and never hear of the change. Returns the killed connection's pid.
+ */
+export async function changeUnannounced(sql: pg.Client, ...statements: (string | pg.QueryConfig)[]): Promise<number> {
+  for (const statement of statements) await sql.query(statement);
+  const { rows } = await sql.query<{ pid: number; killed: boolean }>(
+    'SELECT pid, pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
+    [LISTENER_APPLICATION_NAME],
+  );
+  if (rows.length !== 1 || !rows[0]!.killed) throw new Error(`expected to kill one LISTEN connection, killed ${JSON.stringify(rows)}`);
+  return rows[0]!.pid;
 }
 
 /** What a subscription received so far (an error as `{ error }`), and how to end it. */
