@@ -12,33 +12,28 @@ import type { Principal } from '../access/principal.js';
 
 type Args = ExecutionArgs & { contextValue: Record<string, unknown> };
 
-const resultsByEvent = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
-/** Per document object (the documents cache's one for its text): its number, and one for each kind of subscriber. */
-const kindsByDocument = new WeakMap<DocumentNode, { id: number; kinds: Map<string, string> }>();
-let documents = 0;
+/** Per event object, per document object (the documents cache's one for its text), per kind of subscriber. */
+const resultsByEvent = new WeakMap<object, WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>>();
 
-/** A short name for everything beside the event that can make one subscriber's result differ from another's. */
+/** Everything beside the event and the document that can make one subscriber's result differ from another's. */
 function kindOf(args: Args): string {
   const principal = args.contextValue.principal as Principal | null | undefined;
-  const view = JSON.stringify([
+  return JSON.stringify([
     args.operationName ?? null,
     args.variableValues ?? null,
     principal ? [principal.kind, principal.id, principal.scopes, principal.systemId, principal.idpConsent && [...principal.idpConsent], principal.personOid] : null,
     args.contextValue.idpScopes ?? null,
   ]);
-  let entry = kindsByDocument.get(args.document);
-  if (!entry) kindsByDocument.set(args.document, (entry = { id: ++documents, kinds: new Map() }));
-  let kind = entry.kinds.get(view);
-  if (kind === undefined) entry.kinds.set(view, (kind = `${entry.id}:${entry.kinds.size}`));
-  return kind;
 }
 
 function executedOnce(args: Args, kind: string, event: unknown): Promise<ExecutionResult> {
   const run = () => execute({ ...args, rootValue: event }) as Promise<ExecutionResult>;
   // Events that are not objects (a null state) cannot be told apart by identity, and cost little to execute.
   if (event === null || typeof event !== 'object') return run();
-  let byKind = resultsByEvent.get(event);
-  if (!byKind) resultsByEvent.set(event, (byKind = new Map()));
+  let byDocument = resultsByEvent.get(event);
+  if (!byDocument) resultsByEvent.set(event, (byDocument = new WeakMap()));
+  let byKind = byDocument.get(args.document);
+  if (!byKind) byDocument.set(args.document, (byKind = new Map()));
   let result = byKind.get(kind);
   if (!result) byKind.set(kind, (result = run()));
   return result;
