@@ -56,3 +56,23 @@ export async function assetResponse(request: Request, found: Asset): Promise<Res
   headers['content-length'] = String(body.byteLength);
   return new Response(request.method === 'HEAD' ? null : body, { status: 200, headers });
 }
+
+/**
+ * Assets loaded on first use and kept; a load that failed, or whose result `keep` rejects (not built yet), is tried
+ * again on the next use instead of being remembered.
+ */
+export function loadedOnce<T>(load: () => Promise<T>, keep: (value: T) => boolean = () => true): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    (loading ??= load().then(
+      (value) => {
+        if (!keep(value)) loading = undefined;
+        return value;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+}
+

@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
-import { CONSOLE_ASSET_PREFIX, CONSOLE_PATH, loadConsoleAssets, type ConsoleAssets } from '../console/assets.js';
+import { CONSOLE_ASSET_PREFIX, CONSOLE_PATH, loadConsoleAssets } from '../console/assets.js';
 import type { ConsoleProvider } from '../console/sign-in.js';
-import { assetResponse } from '../static-assets.js';
+import { assetResponse, loadedOnce } from '../static-assets.js';
 
 // The operator console (console/, built into console/dist/): its page at /console, its assets under
 // /console/assets/ and its settings at /console/settings.json, all from the gateway (no outside network but the
@@ -58,19 +58,8 @@ export function useConsole(options: ConsoleOptions): Plugin {
   const settings = JSON.stringify({ provider: options.provider });
   const settingsHeaders = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, no-cache', 'x-content-type-options': 'nosniff' };
   const plainText = (text: string) => new Response(text, { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } });
-  let loading: Promise<ConsoleAssets | null> | undefined;
-  const load = () =>
-    (loading ??= loadConsoleAssets().then(
-      (assets) => {
-        // Not built yet: look again next time, so a build made while the gateway runs is found (and asks for a restart).
-        if (!assets) loading = undefined;
-        return assets;
-      },
-      (error: unknown) => {
-        loading = undefined;
-        throw error;
-      },
-    ));
+  // Not built yet: look again next time, so a build made while the gateway runs is found (and asks for a restart).
+  const load = loadedOnce(loadConsoleAssets, (assets) => assets !== null);
   return {
     async onRequest({ request, url, endResponse }) {
       const { pathname } = url;

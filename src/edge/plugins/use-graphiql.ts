@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
-import { ASSET_PREFIX, loadGraphiQLAssets, type GraphiQLAssets } from '../graphiql/assets.js';
-import { assetResponse } from '../static-assets.js';
+import { ASSET_PREFIX, loadGraphiQLAssets } from '../graphiql/assets.js';
+import { assetResponse, loadedOnce } from '../static-assets.js';
 import { EXAMPLE_TABS } from '../graphiql/example-tabs.js';
 import { PAGE_CSP, renderGraphiQLPage } from '../graphiql/page.js';
 
@@ -21,15 +21,10 @@ function startingHeaders(auth: 'on' | 'off'): string {
 }
 
 export function useGraphiQL(options: GraphiQLOptions): Plugin {
-  let loading: Promise<{ assets: GraphiQLAssets; page: string }> | undefined;
-  const load = () =>
-    (loading ??= loadGraphiQLAssets().then(
-      (assets) => ({ assets, page: renderGraphiQLPage(assets.urls, { endpoint: options.endpoint, title: options.title, tabs: EXAMPLE_TABS, headers: startingHeaders(options.auth) }) }),
-      (error: unknown) => {
-        loading = undefined;
-        throw error;
-      },
-    ));
+  const load = loadedOnce(async () => {
+    const assets = await loadGraphiQLAssets();
+    return { assets, page: renderGraphiQLPage(assets.urls, { endpoint: options.endpoint, title: options.title, tabs: EXAMPLE_TABS, headers: startingHeaders(options.auth) }) };
+  });
   return {
     async onRequest({ request, url, endResponse }) {
       const { pathname } = url;
