@@ -25,6 +25,7 @@ import { useMetrics } from '../edge/plugins/use-metrics.js';
 import { useCachePolicy } from '../edge/plugins/use-cache-policy.js';
 import { logFailure } from './log-failure.js';
 import { readConsoleManifest } from '../edge/console/assets.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // The gateway's API, whatever the door: the schema, the one pipeline its operations run on (with the guards every
 // operation passes, in order), the legacy door that turns documented paths into operations of that pipeline, and
@@ -103,7 +104,7 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
       return masked as GraphQLError;
     },
   });
-  const operations = new WeakMap<Request, OperationRequest>();
+  const operations = objectSlot<Request, OperationRequest>('operation request');
   const operationRequest = (given: Request): OperationRequest => {
     const request = originalRequest(given);
     let made = operations.get(request);

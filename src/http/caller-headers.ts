@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FieldIssue } from '../errors.js';
 import { originalRequest } from '../edge/plugins/remade-request.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // X-IdpScopes narrows what a caller may see. Sent twice, node:http (and fetch's Headers) join the two into one
 // comma list, which would release the scopes of both: a component on the way that appends the header (a proxy, a
@@ -48,7 +49,7 @@ export function repeatedPayloadHeader(payload: Record<string, unknown>): FieldIs
   return repeatedCallerHeader((name) => keys.filter((k) => k === name));
 }
 
-const noted = new WeakMap<Request, FieldIssue>();
+const noted = objectSlot<Request, FieldIssue>('caller header issue');
 
 /** At the edge: remembers, for the request made from `req`, a caller header that came more than once. */
 export function noteCallerHeaders(request: Request, req: NodeHeaders): void {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { builtOncePerLimits } from '../validation.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // Every rule about what a sending request (spec 4.5) and a stub query (spec 4.6) may hold. The REST input
 // schemas (src/api/legacy/notifications.routes.ts, src/api/legacy/stubs.routes.ts) and the GraphQL resolvers both use these.
@@ -210,7 +211,7 @@ export const SEND_RULES = {
 export type SendRequests = { [K in SendChannel]: z.output<(typeof SEND_RULES)[K]> };
 
 /** Bodies SEND_RULES already produced (at the REST edge), by channel: the mutation does not validate them twice. */
-const validatedBodies = new WeakMap<object, SendChannel>();
+const validatedBodies = objectSlot<object, SendChannel>('validated as');
 
 /** Marks `body` as the output of SEND_RULES[channel] (the rules have no transforms: validating it again is a no-op). */
 export function markValidated<T extends object>(channel: SendChannel, body: T): T {

@@ -8,6 +8,7 @@ import type { GatewayMetrics } from '../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 import { originalRequest } from '../edge/plugins/remade-request.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // One check for every area: each root field declares `extensions.scope` (`<area>:<verb>`); an operation runs
 // only when the caller (API key or bearer token) holds the scope of every root field it selects. GraphQL over HTTP,
@@ -133,7 +134,7 @@ export function accessControl(options: AccessControlOptions): {
   keyFirstAnswer(request: Request, Response: typeof globalThis.Response): Promise<Response | null>;
   guard: OperationGuard;
 } {
-  const seen = new WeakMap<Request, Promise<CallerContext>>();
+  const seen = objectSlot<Request, Promise<CallerContext>>('caller');
   // Keyed by the request as first seen: a plugin that read the body hands the rest a remade one (remade-request.ts).
   const callerOf = (given: Request) => {
     const request = originalRequest(given);

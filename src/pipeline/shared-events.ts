@@ -2,6 +2,7 @@ import { createSourceEventStream, type DocumentNode, type ExecutionArgs, type Ex
 import { buildExecutionContext, execute } from '@graphql-tools/executor';
 import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import type { Principal } from '../access/principal.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // A subscription's events are shared by everyone who follows the same key (src/events/live.ts hands every follower
 // of a feed the same state object). What each subscriber makes of an event is its own execution of its selection
@@ -13,7 +14,7 @@ import type { Principal } from '../access/principal.js';
 type Args = ExecutionArgs & { contextValue: Record<string, unknown> };
 
 /** Per event object, per document object (the documents cache's one for its text), per kind of subscriber. */
-const resultsByEvent = new WeakMap<object, WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>>();
+const resultsByEvent = objectSlot<object, WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>>('results of the event');
 
 /** Everything beside the event and the document that can make one subscriber's result differ from another's. */
 function kindOf(args: Args): string {

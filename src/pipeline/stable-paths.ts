@@ -1,4 +1,5 @@
 import { isObjectType, type GraphQLField, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // Pothos' Prisma plugin finds what a parent's query preloaded for a field by the identity of the response path
 // objects in resolve info: graphql-js shares the path of a parent field with its children, graphql-jit builds a new
@@ -9,24 +10,25 @@ interface Path {
   readonly prev: Path | undefined;
   readonly key: string | number;
   readonly typename: string | undefined;
+  /** The positions below this one (kept on the path object, which lives as long as its request). */
+  children: Map<PathKey, Path> | undefined;
 }
 type PathKey = Path['key'];
 
-/** Per request (its context object): the root positions; per path object: its children. */
-const roots = new WeakMap<object, Map<PathKey, Path>>();
-const children = new WeakMap<Path, Map<PathKey, Path>>();
+/** Per request (its context object): the root positions. */
+const roots = objectSlot<object, Map<PathKey, Path>>('root paths');
 
 function stablePath(context: object, path: { prev?: unknown; key: PathKey; typename?: string | undefined }): Path {
   const prev = path.prev ? stablePath(context, path.prev as Path) : undefined;
-  let positions = prev ? children.get(prev) : roots.get(context);
+  let positions = prev ? prev.children : roots.get(context);
   if (!positions) {
     positions = new Map();
-    if (prev) children.set(prev, positions);
+    if (prev) prev.children = positions;
     else roots.set(context, positions);
   }
   let stable = positions.get(path.key);
   if (!stable) {
-    stable = { prev, key: path.key, typename: path.typename };
+    stable = { prev, key: path.key, typename: path.typename, children: undefined };
     positions.set(path.key, stable);
   }
   return stable;

@@ -7,19 +7,21 @@ import { employmentPageRule, oidRule } from '../identity/identity-rules.js';
 import { filterPerson, ORGANIZATIONS_SCOPE, parseScopes, requireScope, withinConsent, type GrantedScopes } from '../identity/scopes.js';
 import { assertOwnOrganization, assertOwnPerson, IDENTITY_READ_SCOPE, ownPersonOnly } from '../identity/own-records.js';
 import { ForbiddenError } from '../errors.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 // Identity data (area A): persons, their organizations, groups and employments, and organizations with members.
 // X-IdpScopes (a request header, forwarded by the legacy paths), within a token's consented scopes, decides which
 // person fields are released; a token bound to a person without identity:read reads only that person's records.
 
-const grantedByContext = new WeakMap<object, GrantedScopes>();
+const grantedByContext = objectSlot<object, GrantedScopes>('granted scopes');
 
 /**
  * The caller's X-IdpScopes, parsed once per operation, within its consent (a token's); no header and no consent
  * means no restriction, a header not known means refusal.
  */
 function scopesOf(ctx: GraphQLContext): GrantedScopes {
-  if (grantedByContext.has(ctx)) return grantedByContext.get(ctx)!;
+  const granted = grantedByContext.get(ctx);
+  if (granted) return granted;
   if (ctx.idpScopes === undefined) throw new ForbiddenError('identity data is refused: the X-IdpScopes of this caller cannot be determined');
   const scopes = withinConsent(parseScopes(ctx.idpScopes), ctx.principal?.idpConsent ?? null);
   grantedByContext.set(ctx, scopes);
@@ -28,7 +30,7 @@ function scopesOf(ctx: GraphQLContext): GrantedScopes {
 
 // The view is kept with the scopes it was filtered for: a row object is never meant to be shared between operations,
 // but if one ever were, another caller's view would be filtered anew, never handed on.
-const filteredByPerson = new WeakMap<Person, { scopes: GrantedScopes; view: Partial<identity.PersonView> }>();
+const filteredByPerson = objectSlot<Person, { scopes: GrantedScopes; view: Partial<identity.PersonView> }>('released view');
 
 /** The person as the granted scopes release it (one filter for GraphQL and REST: src/identity/scopes.ts). */
 function released(person: Person, ctx: GraphQLContext): Partial<identity.PersonView> {

@@ -12,6 +12,7 @@ import { taskEventKey } from '../db/sql/taskEvents.js';
 import { queueTaskCounts } from '../db/sql/queueTaskCounts.js';
 import { taskActivity } from '../db/sql/taskActivity.js';
 import { liveState } from '../events/live.js';
+import { objectSlot } from '../runtime/object-slot.js';
 
 const TaskStatus = builder.enumType('TaskStatus', {
   description: 'Where a task stands; the transitions are listed in docs/decisions.md.',
@@ -139,7 +140,7 @@ const TasksSummaryRef = builder.objectRef<tasks.TasksSummary>('TasksSummary').im
 type TaskStatusChange = { queueName: string; name: string; status: TaskStatusName };
 
 /** The task as it is after a status change: read once per change for all the subscribers that select it. */
-const taskAfterChange = new WeakMap<TaskStatusChange, Promise<tasks.Task | null>>();
+const taskAfterChange = objectSlot<TaskStatusChange, Promise<tasks.Task | null>>('task after change');
 
 const TaskStatusChangeRef = builder
   .objectRef<TaskStatusChange>('TaskStatusChange')

@@ -9,6 +9,7 @@ import type { GatewayMetrics } from '../../runtime/metrics.js';
 import { operationShape } from '../../pipeline/operation.js';
 import { originalRequest } from './remade-request.js';
 import type { RequestEdge } from './use-request-id.js';
+import { objectSlot } from '../../runtime/object-slot.js';
 
 type OperationArgs = { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined };
 
@@ -27,7 +28,7 @@ export interface MetricsOptions {
 /** `observeOperation` counts and times one operation of the pipeline; `observeSubscription` counts one that started. */
 export function useMetrics(options: MetricsOptions): Plugin & RequestEdge & { observeOperation(args: OperationArgs): (result: ExecutionResult | undefined) => void; observeSubscription(args: OperationArgs): void } {
   const { metrics } = options;
-  const started = new WeakMap<Request, number>();
+  const started = objectSlot<Request, number>('request start');
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } });
 

@@ -3,6 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../../log.js';
 import type { GraphQLContext } from '../../schema/context.js';
 import { originalRequest } from './remade-request.js';
+import { objectSlot } from '../../runtime/object-slot.js';
 
 // Every request gets an id: the caller's X-Request-Id when it is sane, else a new UUID. It is returned in the
 // X-Request-Id response header, forwarded by legacy paths to the GraphQL request they become, carried by the
@@ -27,7 +28,7 @@ export interface RequestEdge {
 
 /** Also gives the request-id part of an operation's context (`contextOf`) to code that builds one itself. */
 export function useRequestId(log: Logger): Plugin<GraphQLContext> & RequestEdge & { contextOf(request: Request | undefined): { requestId: string; log: Logger } } {
-  const ids = new WeakMap<Request, { id: string; started: number }>();
+  const ids = objectSlot<Request, { id: string; started: number }>('request id');
   const contextOf = (request: Request | undefined) => {
     const id = (request && ids.get(originalRequest(request))?.id) ?? (request ? requestIdOf(request.headers.get(REQUEST_ID_HEADER)) : randomUUID());
     return { requestId: id, log: log.child({ requestId: id }) };
