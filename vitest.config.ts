@@ -38,7 +38,7 @@ const ALONE = [
   'test/signatures-pool.test.ts', // the event loop stalls < 250 ms while signatures are verified
   'test/supervised-loop.test.ts', // stop() within 200 ms
   'test/tasks-cluster.test.ts', // two processes must overlap 120 ms calls to reach the rate; a 2 s lease after a SIGKILL
-  'test/tasks.test.ts', // four tasks RUNNING within 700 ms of a rate change
+  'test/tasks-rate-change.test.ts', // four tasks RUNNING within 700 ms of a rate change
 ];
 
 export default defineConfig({
