@@ -32,13 +32,13 @@ const ALONE = [
   'test/healthz-under-batch.test.ts', // /healthz answers within 100 ms while a batch of 100 calls runs
   'test/notifications-crash.test.ts', // the SIGKILL must land while 400 ms webhook calls are in flight
   'test/notifications-lease.test.ts', // 1 s leases renewed under a 2.5 s call: one late renewal sends twice
-  'test/operations.test.ts', // SIGTERM: not ready at once, exit within 3 s / 5 s
   'test/scheduler-cluster.test.ts', // two processes fire 21 jobs a second, each within 1 s, 10 +-1 in 10 s
-  'test/scheduler.test.ts', // resume's nextRunTime within 1.1 s of asking; a 1 s job timeout ends within 1.9 s
+  'test/scheduler-timing.test.ts', // resume's nextRunTime within 1.1 s of asking; a 1 s job timeout ends within 1.9 s
+  'test/shutdown-deadlines.test.ts', // SIGTERM: not ready at once, exit within 3 s / 5 s
   'test/signatures-pool.test.ts', // the event loop stalls < 250 ms while signatures are verified
   'test/supervised-loop.test.ts', // stop() within 200 ms
   'test/tasks-cluster.test.ts', // two processes must overlap 120 ms calls to reach the rate; a 2 s lease after a SIGKILL
-  'test/tasks.test.ts', // four tasks RUNNING within 700 ms of a rate change
+  'test/tasks-rate-change.test.ts', // four tasks RUNNING within 700 ms of a rate change
 ];
 
 export default defineConfig({

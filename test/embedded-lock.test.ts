@@ -1,13 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startGateway } from '../src/app.js';
+import { runScratchDir } from './helpers/databases.js';
 
 describe('embedded database on disk', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-lock-'));
+  const dir = runScratchDir('gw-lock-');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('keeps data across restarts and refuses a second process on the same directory', async () => {

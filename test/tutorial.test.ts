@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScratchDir } from './helpers/databases.js';
 import { freePort, until } from './helpers/ports.js';
 
 // The README's tutorial, run as written and in order: its shell lines through bash in the clone's directory, each
@@ -58,7 +58,7 @@ function matches(actual: unknown, shown: unknown): boolean {
 }
 
 const background: { command: string; child: ChildProcess; output: string }[] = [];
-const dataDir = mkdtempSync(join(tmpdir(), 'gw-tutorial-'));
+const dataDir = runScratchDir('gw-tutorial-');
 
 afterAll(async () => {
   for (const { child } of background) {

@@ -46,8 +46,16 @@ export async function freshDatabase(kind: DatabaseKind, adminUrl = ADMIN_URL): P
   };
 }
 
+/**
+ * A new empty directory in this run's directory, for an embedded database a test starts from nothing (initdb) or a
+ * file beside one: it gets the copies' file system (test/global-setup.ts), and goes with the run if the test forgets it.
+ */
+export function runScratchDir(prefix: string): string {
+  return mkdtempSync(join(inject('testRunDir'), prefix));
+}
+
 function embeddedCopy(): FreshDatabase {
-  const dir = mkdtempSync(join(inject('testRunDir'), 'pglite-'));
+  const dir = runScratchDir('pglite-');
   cpSync(inject('pgliteTemplate'), join(dir, 'pg'), { recursive: true });
   return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
