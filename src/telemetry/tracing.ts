@@ -147,6 +147,18 @@ export function startTracing(log: Logger): Tracing {
   };
 }
 
+/** `running`'s outcome on `span` (`describe`), or its failure: an exception event and an error status. */
+function recordedOn<T>(span: Span, running: Promise<T>, describe: (span: Span, outcome: T) => void): Promise<T> {
+  return running.then(
+    (outcome) => (describe(span, outcome), outcome),
+    (error: unknown) => {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    },
+  );
+}
+
 /**
  * `run` inside an active internal span: `describe` reads its outcome onto the span; a throw marks it failed.
  * `carriesOperation`: the operation `run` runs is recorded on this span (operationTracer).
@@ -154,19 +166,10 @@ export function startTracing(log: Logger): Tracing {
 function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   const active = trace.setSpan(parent, span);
-  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier) : active, async () => {
-    try {
-      const outcome = await run();
-      describe(span, outcome);
-      return outcome;
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier) : active, () =>
+    // A run that throws before it returns its promise is recorded too.
+    recordedOn(span, new Promise<T>((resolve) => resolve(run())), describe).finally(() => span.end()),
+  );
 }
 
 /**
@@ -189,15 +192,7 @@ function operationTracer(tracer: Tracer): OperationTracer {
     const carried = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as OperationCarrier | undefined);
     if (!carried || carried.taken) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
     carried.taken = true;
-    const carrier = carried.span.setAttributes(attributes);
-    return (parent === active ? run() : context.with(parent, run)).then(
-      (result) => (describeResult(carrier, result), result),
-      (error: unknown) => {
-        carrier.recordException(error as Error);
-        carrier.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      },
-    );
+    return recordedOn(carried.span.setAttributes(attributes), parent === active ? run() : context.with(parent, run), describeResult);
   };
 }
 
@@ -240,14 +235,7 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
     if (server && !call.inBatch) {
       if (requestId) attributes[REQUEST_ID_ATTRIBUTE] = requestId;
       server.setAttributes(attributes).updateName(name);
-      return context.with(parent, run).then(
-        (outcome) => (describeOutcome(server, outcome), outcome),
-        (error: unknown) => {
-          server.recordException(error as Error);
-          server.setStatus({ code: SpanStatusCode.ERROR });
-          throw error;
-        },
-      );
+      return recordedOn(server, context.with(parent, run), describeOutcome);
     }
     server?.setAttributes(requestId ? { 'http.route': call.route, [REQUEST_ID_ATTRIBUTE]: requestId } : { 'http.route': call.route }).updateName(name);
     attributes['http.request.method'] = call.method;
