@@ -75,4 +75,3 @@ export function loadedOnce<T>(load: () => Promise<T>, keep: (value: T) => boolea
       },
     ));
 }
-

@@ -14,7 +14,7 @@ import { objectSlot } from '../runtime/object-slot.js';
 type Args = ExecutionArgs & { contextValue: Record<string, unknown> };
 
 /** Per event object, per document object (the documents cache's one for its text), per kind of subscriber. */
-const resultsByEvent = objectSlot<object, WeakMap<DocumentNode, Map<string, Promise<ExecutionResult>>>>('results of the event');
+const resultsByEvent = objectSlot<object, Map<DocumentNode, Map<string, Promise<ExecutionResult>>>>('results of the event');
 
 /** Everything beside the event and the document that can make one subscriber's result differ from another's. */
 function kindOf(args: Args): string {
@@ -32,7 +32,8 @@ function executedOnce(args: Args, kind: string, event: unknown): Promise<Executi
   // Events that are not objects (a null state) cannot be told apart by identity, and cost little to execute.
   if (event === null || typeof event !== 'object') return run();
   let byDocument = resultsByEvent.get(event);
-  if (!byDocument) resultsByEvent.set(event, (byDocument = new WeakMap()));
+  // A plain Map: it lives as long as the event, and the documents it names outlive it anyway.
+  if (!byDocument) resultsByEvent.set(event, (byDocument = new Map()));
   let byKind = byDocument.get(args.document);
   if (!byKind) byDocument.set(args.document, (byKind = new Map()));
   let result = byKind.get(kind);

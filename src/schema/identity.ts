@@ -20,8 +20,9 @@ const grantedByContext = objectSlot<object, GrantedScopes>('granted scopes');
  * means no restriction, a header not known means refusal.
  */
 function scopesOf(ctx: GraphQLContext): GrantedScopes {
+  // null is a scope set too (no restriction): only undefined means not parsed yet.
   const granted = grantedByContext.get(ctx);
-  if (granted) return granted;
+  if (granted !== undefined) return granted;
   if (ctx.idpScopes === undefined) throw new ForbiddenError('identity data is refused: the X-IdpScopes of this caller cannot be determined');
   const scopes = withinConsent(parseScopes(ctx.idpScopes), ctx.principal?.idpConsent ?? null);
   grantedByContext.set(ctx, scopes);
