@@ -1,3 +1,5 @@
+// First: it sets V8 flags that hold only for objects allocated after them (src/runtime/heap-tuning.ts).
+import './runtime/heap-tuning.js';
 import { dropWasmImportWarning } from './cli/wasm-warning.js';
 import { helpHint } from './cli/commands.js';
 import { renderHelp } from './cli/help.js';
