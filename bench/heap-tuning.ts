@@ -15,7 +15,7 @@ import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GENERATE_QUEUES } from './fixtures.js';
-import { cpuSeconds, runBench, startChild, type Child } from './lib.js';
+import { cpuSeconds, runBench, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const PHASES = (process.env.BENCH_PHASES ?? 'write:3,list:3,one-off:3,read:3').split(',').map((phase) => {
@@ -49,21 +49,9 @@ async function main(): Promise<void> {
     await client.query(GENERATE_QUEUES, [QUEUES]);
     await client.query('ANALYZE');
     await client.end();
-    const env = {
-      DATABASE_URL: db.url,
-      MIGRATE_ON_START: 'off',
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      AUTH: 'off',
-      GRAPHIQL: 'off',
-      TASK_DISPATCHER: 'off',
-      SCHEDULER: 'off',
-      DELIVERY_WORKER: 'off',
-      ...(process.env.BENCH_OTLP_URL ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_URL } : {}),
-    };
-    gateways.tuned = await startChild('dist/main.js', ['serve'], env);
-    // startChild runs `node <script> <args>`: the flag goes where node reads its own options.
-    gateways["V8's default"] = await startChild('--allocation-site-pretenuring', ['dist/main.js', 'serve'], env);
+    const env = { DATABASE_URL: db.url, MIGRATE_ON_START: 'off', ...(process.env.BENCH_OTLP_URL ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_OTLP_URL } : {}) };
+    gateways.tuned = await startGateway(env);
+    gateways["V8's default"] = await startGateway(env, ['--allocation-site-pretenuring']);
     const totals = new Map<string, { requests: number; seconds: number; cpu: number }>();
     for (let round = 0; round < ROUNDS; round++) {
       console.error(`bench: round ${round + 1} of ${ROUNDS}`);

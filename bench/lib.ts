@@ -16,11 +16,11 @@ export interface Child {
 }
 
 /**
- * Starts `script` (TypeScript through tsx, JavaScript with this Node) and waits for a JSON line on its stdout carrying
- * `url` (the gateway's "gateway listening", a peer's {"url"}).
+ * Starts `script` (TypeScript through tsx, JavaScript with this Node, `nodeArgs` before it) and waits for a JSON line
+ * on its stdout carrying `url` (the gateway's "gateway listening", a peer's {"url"}).
  */
-export async function startChild(script: string, args: string[], env: Record<string, string>): Promise<Child> {
-  const [command, commandArgs] = script.endsWith('.ts') ? [resolve(ROOT, 'node_modules/.bin/tsx'), [script, ...args]] : [process.execPath, [script, ...args]];
+export async function startChild(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
+  const [command, commandArgs] = script.endsWith('.ts') ? [resolve(ROOT, 'node_modules/.bin/tsx'), [...nodeArgs, script, ...args]] : [process.execPath, [...nodeArgs, script, ...args]];
   const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', OUTBOUND_ALLOW: '127.0.0.1', ...env },
@@ -58,7 +58,7 @@ export async function startChild(script: string, args: string[], env: Record<str
  * The gateway as the Dockerfile runs it (compiled JavaScript, which the bench's npm script builds first, and
  * NODE_ENV=production): AUTH off on loopback, no workers unless asked.
  */
-export function startGateway(env: Record<string, string>): Promise<Child> {
+export function startGateway(env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
   return startChild('dist/main.js', ['serve'], {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
@@ -68,7 +68,7 @@ export function startGateway(env: Record<string, string>): Promise<Child> {
     SCHEDULER: 'off',
     DELIVERY_WORKER: 'off',
     ...env,
-  });
+  }, nodeArgs);
 }
 
 /** A process's /proc/PID/stat, from its state field on (index 1 the parent, 11-14 utime, stime, cutime, cstime). */
