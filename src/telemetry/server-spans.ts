@@ -11,15 +11,16 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 // document's variables).
 // A W3C `traceparent` from the caller (OTEL_PROPAGATORS) makes the span its child.
 
-/** The server span of the request being served: a legacy call names it after its route and can carry its attributes. */
-export const SERVER_SPAN = createContextKey('gateway http server span');
 /**
  * The span the request's operation is recorded on (src/telemetry/tracing.ts): the server span, or a batch call's.
- * `taken` once an operation is recorded there (a second one gets a span of its own).
+ * `taken` once an operation is recorded there (a second one gets a span of its own). `server`: the request's server
+ * span, which a legacy call names after its route and which carries the request's id (kept here rather than under a
+ * key of its own: one context copy less per request).
  */
 export const OPERATION_CARRIER = createContextKey('gateway operation carrier span');
 export interface OperationCarrier {
   span: Span;
+  readonly server: Span | undefined;
   taken: boolean;
 }
 
@@ -67,7 +68,7 @@ export function serverSpans(options: ServerSpanOptions): (listener: RequestListe
       const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
       // A response emits 'close' once, when it is sent or its client is gone.
       res.on('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
-      return context.with(trace.setSpan(parent, span).setValue(SERVER_SPAN, span).setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier), listener, this, req, res);
+      return context.with(trace.setSpan(parent, span).setValue(OPERATION_CARRIER, { span, server: span, taken: false } satisfies OperationCarrier), listener, this, req, res);
     };
 }
 

@@ -5,7 +5,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import { OPERATION_CARRIER, SERVER_SPAN, serverSpans, type OperationCarrier } from './server-spans.js';
+import { OPERATION_CARRIER, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
@@ -147,6 +147,8 @@ export function startTracing(log: Logger): Tracing {
   };
 }
 
+const carrierOf = (of: Context) => of.getValue(OPERATION_CARRIER) as OperationCarrier | undefined;
+
 /** `running`'s outcome on `span` (`describe`), or its failure: an exception event and an error status. */
 function recordedOn<T>(span: Span, running: Promise<T>, describe: (span: Span, outcome: T) => void): Promise<T> {
   return running.then(
@@ -166,7 +168,7 @@ function recordedOn<T>(span: Span, running: Promise<T>, describe: (span: Span, o
 function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   const active = trace.setSpan(parent, span);
-  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, taken: false } satisfies OperationCarrier) : active, () =>
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, server: carrierOf(parent)?.server, taken: false } satisfies OperationCarrier) : active, () =>
     // A run that throws before it returns its promise is recorded too.
     recordedOn(span, new Promise<T>((resolve) => resolve(run())), describe).finally(() => span.end()),
   );
@@ -185,11 +187,11 @@ function operationTracer(tracer: Tracer): OperationTracer {
     // A legacy call has put the id in the context, and on the server span, already.
     if (operation.requestId && parent.getValue(REQUEST_ID) !== operation.requestId) {
       // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
-      (parent.getValue(SERVER_SPAN) as Span | undefined)?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
+      carrierOf(parent)?.server?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
       parent = parent.setValue(REQUEST_ID, operation.requestId);
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    const carried = operation.type === 'subscription' ? undefined : (parent.getValue(OPERATION_CARRIER) as OperationCarrier | undefined);
+    const carried = operation.type === 'subscription' ? undefined : carrierOf(parent);
     if (!carried || carried.taken) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
     carried.taken = true;
     return recordedOn(carried.span.setAttributes(attributes), parent === active ? run() : context.with(parent, run), describeResult);
@@ -230,7 +232,7 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
     }
     let parent = context.active();
     if (requestId) parent = parent.setValue(REQUEST_ID, requestId);
-    const server = parent.getValue(SERVER_SPAN) as Span | undefined;
+    const server = carrierOf(parent)?.server;
     const name = `${call.method} ${call.route}`;
     if (server && !call.inBatch) {
       if (requestId) attributes[REQUEST_ID_ATTRIBUTE] = requestId;
@@ -260,8 +262,21 @@ function describeOutcome(span: Span, outcome: RpcResponse | LegacyAnswer): void 
 }
 
 const DB_SYSTEM = 'db.system.name';
-/** A statement's span name: its operation (the first keyword: SELECT, INSERT, WITH ...), made once per text. */
-const operationNames = new Map<string, string>();
+/**
+ * A statement's span name (its operation: the first keyword, SELECT, INSERT, WITH ...) and attributes, made once per
+ * text (the SDK copies a span's attributes when it starts it, so one object serves every span of a text).
+ */
+const statementShapes = new Map<string, { name: string; attributes: Attributes }>();
+
+function statementShape(text: string): { name: string; attributes: Attributes } {
+  let shape = statementShapes.get(text);
+  if (shape === undefined) {
+    const name = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'postgresql';
+    shape = { name, attributes: { [DB_SYSTEM]: 'postgresql', 'db.operation.name': name, 'db.query.text': text } };
+    if (statementShapes.size < 1024) statementShapes.set(text, shape);
+  }
+  return shape;
+}
 
 /**
  * The gateway's own statements on PostgreSQL (src/db/statements.ts, past Prisma's client and so past its spans) as
@@ -271,12 +286,7 @@ const operationNames = new Map<string, string>();
  */
 function statementTracer(tracer: Tracer): StatementWrapper {
   return (text, run) => {
-    let name = operationNames.get(text);
-    if (name === undefined) {
-      name = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'postgresql';
-      if (operationNames.size < 1024) operationNames.set(text, name);
-    }
-    const attributes: Attributes = { [DB_SYSTEM]: 'postgresql', 'db.operation.name': name, 'db.query.text': text };
+    const { name, attributes } = statementShape(text);
     // Not made the active span: nothing under a statement starts a span of its own.
     const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes });
     return run().then(
