@@ -1,11 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { startGateway } from '../src/app.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
+import { rpc } from './helpers/gateway.js';
+import { startGatewayProcess } from './helpers/process.js';
 import { eventually } from './helpers/sink.js';
+import { startTaskSink } from './helpers/task-sink.js';
 
 // `serve` stopped by SIGTERM as an operator's supervisor stops it: not ready at once, then exited within the grace
 // time, having handed back what it ran. Alone in its run (vitest.config.ts): these are bounds on time. The `keys`
@@ -58,11 +62,6 @@ describe('serve and SIGTERM', () => {
 
 describe('shutdown phases side by side (PostgreSQL)', () => {
   it('stops claiming at SIGTERM, keeps answering through the ready delay, and hands a running task back before the grace time ends', async () => {
-    const { startGatewayProcess } = await import('./helpers/process.js');
-    const { startTaskSink } = await import('./helpers/task-sink.js');
-    const { rpc } = await import('./helpers/gateway.js');
-    const { eventually } = await import('./helpers/sink.js');
-    const pg = (await import('pg')).default;
     const db = await freshDatabase('postgres');
     const sink = await startTaskSink();
     // Waiting for running tasks (60 s) would outlast the grace (3 s): the hand-back must not wait for it.
