@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { OtlpJsonExportProcessor } from './otlp-export.js';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import { OPERATION_CARRIER, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
@@ -28,7 +28,8 @@ import { wrapStatements, type StatementWrapper } from '../db/statements.js';
 // Every span started under a request carries its X-Request-Id as `gateway.request_id`. Outbound calls (tasks,
 // scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
 // to OTEL_EXPORTER_OTLP_ENDPOINT, batched; the standard OTEL_* variables (headers, timeout, service name, resource
-// attributes, sampler, OTEL_BSP_*) are read by the SDK or here.
+// attributes, sampler, OTEL_BSP_*) are read by the SDK or here. Spans are written into their export request as they end
+// (src/telemetry/otlp-export.ts).
 
 export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
@@ -107,8 +108,7 @@ export function startTracing(log: Logger): Tracing {
     logRecordProcessors: [],
     spanProcessors: [
       requestIdOnSpans,
-      new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter(),
+      new OtlpJsonExportProcessor({
         maxQueueSize: envNumber('OTEL_BSP_MAX_QUEUE_SIZE'),
         maxExportBatchSize: envNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
         scheduledDelayMillis: envNumber('OTEL_BSP_SCHEDULE_DELAY'),
