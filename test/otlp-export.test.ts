@@ -242,6 +242,26 @@ describe('the OTLP JSON export processor', () => {
     expect(resource.attributes).toContainEqual({ key: 'host.id', value: { stringValue: 'detected' } });
   });
 
+  it('loses a span it cannot write alone: span.end() does not throw and the batch stays well-formed', async () => {
+    const receiver = await startReceiver();
+    const processor = new OtlpJsonExportProcessor({ exporter: { url: receiver.url } });
+    const provider = providerWith(processor);
+    const errors: string[] = [];
+    diag.setLogger({ error: (message) => errors.push(message), warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.ERROR);
+    const tracer = provider.getTracer('broken');
+    tracer.startSpan('first').end();
+    // A span whose attributes throw when read (no SDK span does; a processor must not let it break the batch).
+    const broken = tracer.startSpan('broken');
+    broken.end();
+    const readable = broken as unknown as Parameters<OtlpJsonExportProcessor['onEnd']>[0];
+    const attributes = Object.defineProperty({ 'a.key': 'a value' }, 'bad', { enumerable: true, get: () => { throw new Error('unreadable'); } });
+    expect(() => processor.onEnd({ ...readable, spanContext: () => readable.spanContext(), name: 'unwritable', attributes, resource: readable.resource, instrumentationScope: readable.instrumentationScope } as typeof readable)).not.toThrow();
+    tracer.startSpan('last').end();
+    await provider.forceFlush();
+    expect(errors.some((m) => m.includes('could not be written')), errors.join('\n')).toBe(true);
+    expect(receiver.requests.map(spansOf)).toEqual([['first', 'broken', 'last']]);
+  });
+
   it('sends what is pending at shutdown, and nothing after', async () => {
     const receiver = await startReceiver();
     const provider = providerWith(new OtlpJsonExportProcessor({ exporter: { url: receiver.url }, scheduledDelayMillis: 60_000 }));

@@ -104,8 +104,16 @@ export class OtlpJsonExportProcessor implements SpanProcessor {
     const key = scopeKey(span.instrumentationScope);
     let group = scopes.get(key);
     if (group === undefined) scopes.set(key, (group = { scope: span.instrumentationScope, spans: this.spare.pop() ?? new JsonBytes(), count: 0 }));
-    else group.spans.ascii(',');
-    writeSpan(group.spans, span);
+    const before = group.spans.length;
+    try {
+      if (group.count > 0) group.spans.ascii(',');
+      writeSpan(group.spans, span);
+    } catch (error) {
+      // A span that cannot be written is lost alone: the batch stays well-formed, and span.end() never throws.
+      group.spans.truncate(before);
+      diag.error('OtlpJsonExportProcessor: a span could not be written', error);
+      return;
+    }
     group.count++;
     this.queued++;
     if (this.queued >= this.maxExportBatchSize) this.send();

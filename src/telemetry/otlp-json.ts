@@ -41,6 +41,11 @@ export class JsonBytes {
     this.at = 0;
   }
 
+  /** Back to a length it had: what was written since is dropped. */
+  truncate(length: number): void {
+    this.at = Math.min(this.at, length);
+  }
+
   private room(size: number): void {
     if (this.at + size <= this.bytes.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.at + size));
