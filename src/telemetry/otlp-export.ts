@@ -48,10 +48,6 @@ function scopeKey(scope: Scope): string {
   return key;
 }
 
-/** Resources and scopes are few (one resource per process): their JSON is made once each. */
-const resourceTexts = new WeakMap<Resource, string>();
-const scopeTexts = new WeakMap<Scope, string>();
-
 export class OtlpJsonExportProcessor implements SpanProcessor {
   private readonly maxQueueSize: number;
   private readonly maxExportBatchSize: number;
@@ -158,15 +154,11 @@ export class OtlpJsonExportProcessor implements SpanProcessor {
     for (const [resource, scopes] of batch) {
       // Resource detectors may still be settling: the request carries what they found.
       if (resource.asyncAttributesPending) await resource.waitForAsyncAttributes?.();
-      let resourceText = resourceTexts.get(resource);
-      if (resourceText === undefined) resourceTexts.set(resource, (resourceText = resourceJson(resource)));
-      parts.push(Buffer.from(`${firstResource ? '' : ','}{"resource":${resourceText},"scopeSpans":[`));
+      parts.push(Buffer.from(`${firstResource ? '' : ','}{"resource":${resourceJson(resource)},"scopeSpans":[`));
       firstResource = false;
       let firstScope = true;
       for (const group of scopes.values()) {
-        let scopeText = scopeTexts.get(group.scope);
-        if (scopeText === undefined) scopeTexts.set(group.scope, (scopeText = scopeJson(group.scope)));
-        parts.push(Buffer.from(`${firstScope ? '' : ','}{"scope":${scopeText},"spans":[`), group.spans.written());
+        parts.push(Buffer.from(`${firstScope ? '' : ','}{"scope":${scopeJson(group.scope)},"spans":[`), group.spans.written());
         firstScope = false;
         const schemaUrl = group.scope.schemaUrl;
         parts.push(Buffer.from(schemaUrl === undefined ? ']}' : `],"schemaUrl":${JSON.stringify(schemaUrl)}}`));

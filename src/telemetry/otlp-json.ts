@@ -267,20 +267,32 @@ export function writeSpan(out: JsonBytes, span: ReadableSpan): void {
   out.ascii(`,"droppedLinksCount":${span.droppedLinksCount},"flags":${flags(context.traceFlags, parent?.isRemote)}}`);
 }
 
-/** A resource as the request writes it (its attributes settled: see otlp-export.ts). */
+/** Resources and scopes are few (one resource per process): each one's JSON is made once. */
+const resourceTexts = new WeakMap<Resource, string>();
+const scopeTexts = new WeakMap<Scope, string>();
+
+/** A resource as the request writes it; kept once its attributes have settled (see otlp-export.ts). */
 export function resourceJson(resource: Resource): string {
+  let text = resourceTexts.get(resource);
+  if (text !== undefined) return text;
   const out = new JsonBytes(1024);
   attributes(out.ascii('{"attributes":'), resource.attributes).ascii(',"droppedAttributesCount":0');
   if (resource.schemaUrl) out.ascii(',"schemaUrl":').string(resource.schemaUrl);
-  return out.ascii('}').written().toString('utf8');
+  text = out.ascii('}').written().toString('utf8');
+  if (!resource.asyncAttributesPending) resourceTexts.set(resource, text);
+  return text;
 }
 
 /** An instrumentation scope as the request writes it. */
 export function scopeJson(scope: Scope): string {
+  let text = scopeTexts.get(scope);
+  if (text !== undefined) return text;
   const out = new JsonBytes(256);
   out.ascii('{"name":').string(scope.name);
   if (scope.version !== undefined) out.ascii(',"version":').string(scope.version);
   const { attributes: scopeAttributes, droppedAttributesCount } = scope as Scope & { attributes?: Attributes; droppedAttributesCount?: number };
   if (scopeAttributes && Object.keys(scopeAttributes).length > 0) attributes(out.ascii(',"attributes":'), scopeAttributes).ascii(`,"droppedAttributesCount":${droppedAttributesCount ?? 0}`);
-  return out.ascii('}').written().toString('utf8');
+  text = out.ascii('}').written().toString('utf8');
+  scopeTexts.set(scope, text);
+  return text;
 }
