@@ -25,8 +25,17 @@ export const GENERATE_EMPLOYMENTS = `
   SELECT ($1::bigint + p)::text, ($3::bigint + 1 + (p + k) % $4::int)::text, 'Position ' || k, k = 0, p % 7 = 0, true
   FROM generate_series(1, $2::int) AS p, generate_series(0, $5::int - 1) AS k`;
 
-/** $1 queues named queue-00001 ... */
+/** $1 queues named queue-00001 ... (queueName); run again with a larger $1, it adds the ones missing. */
 export const GENERATE_QUEUES = `
   INSERT INTO "Queue" ("name", "description", "rate", "labels", "updateTime")
   SELECT 'queue-' || lpad(i::text, 5, '0'), 'Queue ' || i, 1 + i % 10, ARRAY['bench', 'group-' || (i % 10)], now()
-  FROM generate_series(1, $1::int) AS i`;
+  FROM generate_series(1, $1::int) AS i ON CONFLICT ("name") DO NOTHING`;
+
+/** The name GENERATE_QUEUES gives its `n`th queue (from 1). */
+export const queueName = (n: number) => `queue-${String(n).padStart(5, '0')}`;
+
+/** One of the first `count` queues GENERATE_QUEUES made, at random. */
+export const randomQueueName = (count: number) => queueName(1 + Math.floor(Math.random() * count));
+
+/** Every field of a queue, as the benches select it. */
+export const QUEUE_FIELDS = 'name description status paused rate labels createTime updateTime';

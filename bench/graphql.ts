@@ -29,7 +29,7 @@ import { createApiKey } from '../src/access/api-keys.js';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
-import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES } from './fixtures.js';
+import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES, QUEUE_FIELDS as QUEUE, queueName, randomQueueName } from './fixtures.js';
 import { cpuSeconds, median, postgresCpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -87,7 +87,6 @@ const rpc = (path: string, params: Record<string, unknown>, expect: string): Cal
   expect,
 });
 
-const QUEUE = 'name description status paused rate labels createTime updateTime';
 const ORGANIZATION = 'oid shortName fullName type ogrn inn kpp leg active';
 
 interface BenchCase {
@@ -115,15 +114,11 @@ function callerOf(bench: BenchCase, door: Door): Caller | undefined {
 }
 
 let written = 0;
-const randomQueue = () => `queue-${String(1 + Math.floor(Math.random() * QUEUES)).padStart(5, '0')}`;
+const randomQueue = () => randomQueueName(QUEUES);
 const randomPerson = () => String(FIRST_PERSON + 1 + Math.floor(Math.random() * PERSONS));
-const randomBigQueue = () => `queue-${String(1 + Math.floor(Math.random() * BIG_QUEUES)).padStart(5, '0')}`;
-const GROW_QUEUES = `
-  INSERT INTO "Queue" ("name", "description", "rate", "labels", "updateTime")
-  SELECT 'queue-' || lpad(i::text, 5, '0'), 'Queue ' || i, 1 + i % 10, ARRAY['bench', 'group-' || (i % 10)], now()
-  FROM generate_series(1, $1::int) AS i ON CONFLICT ("name") DO NOTHING`;
+const randomBigQueue = () => randomQueueName(BIG_QUEUES);
 const growQueues = async (client: pg.Client) => {
-  await client.query(GROW_QUEUES, [BIG_QUEUES]);
+  await client.query(GENERATE_QUEUES, [BIG_QUEUES]);
   await client.query('ANALYZE "Queue"');
 };
 
@@ -141,7 +136,7 @@ const CASES: BenchCase[] = [
   },
   {
     name: 'list: a page of 50 queues + total',
-    pick: () => 'queue-00050',
+    pick: () => queueName(50),
     callers: {
       'bare node:http + pg': (last) => rpc('/listQueues', { pageSize: 50, pageNumber: 0 }, last),
       'graphql-yoga + raw pg': (last) => graphql(`{ queues(first: 50) { totalCount nodes { ${QUEUE} } } }`, {}, last),
@@ -182,7 +177,7 @@ const CASES: BenchCase[] = [
   },
   {
     name: `list: a page of 50 of ${BIG_QUEUES} queues, no total`,
-    pick: () => 'queue-00050',
+    pick: () => queueName(50),
     prepare: growQueues,
     callers: {
       'PostGraphile 5': (last) => graphql(`{ allQueues(first: 50, orderBy: NAME_ASC) { nodes { ${QUEUE} } pageInfo { hasNextPage } } }`, {}, last),

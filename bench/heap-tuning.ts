@@ -14,7 +14,7 @@ import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
-import { GENERATE_QUEUES } from './fixtures.js';
+import { GENERATE_QUEUES, QUEUE_FIELDS as QUEUE, randomQueueName } from './fixtures.js';
 import { cpuSeconds, runBench, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
@@ -24,11 +24,10 @@ const PHASES = (process.env.BENCH_PHASES ?? 'write:3,list:3,one-off:3,read:3').s
 });
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const QUEUES = 60_000;
-const QUEUE = 'name description status paused rate labels createTime updateTime';
 
 type Target = 'tuned' | "V8's default";
 let written = 0;
-const randomQueue = () => `queue-${String(1 + Math.floor(Math.random() * QUEUES)).padStart(5, '0')}`;
+const randomQueue = () => randomQueueName(QUEUES);
 const BODIES: Record<string, () => string> = {
   write: () => JSON.stringify({ query: `mutation($name: String!) { createQueue(input: { name: $name, rate: 3, labels: ["bench"] }) { ${QUEUE} } }`, variables: { name: `w-${++written}` } }),
   list: () => JSON.stringify({ query: `{ queues(first: 50, orderBy: NAME_ASC) { nodes { ${QUEUE} } pageInfo { hasNextPage } } }` }),
