@@ -205,6 +205,8 @@ interface Row {
   p99: number;
   cpuMsPerRequest: number;
   postgresCpuMsPerRequest: number;
+  /** req/s in each round, in round order. */
+  roundRates: number[];
 }
 
 /** One target of a case: its caller and server, and what its rounds added up to. */
@@ -217,6 +219,7 @@ interface Target {
   cpuSeconds: number;
   postgresCpuSeconds: number;
   p99s: number[];
+  roundRates: number[];
 }
 
 function target(bench: BenchCase, door: Door, server: Child): Target {
@@ -224,7 +227,7 @@ function target(bench: BenchCase, door: Door, server: Child): Target {
   const caller = callerOf(bench, door)!;
   const load = (duration: number) =>
     autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
-  return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [] };
+  return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [], roundRates: [] };
 }
 
 /** One request through the target first: an error answer stops the bench before anything is measured. */
@@ -246,6 +249,7 @@ async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<v
   t.requests += result.requests.total;
   t.seconds += result.duration;
   t.p99s.push(result.latency.p99);
+  t.roundRates.push(result.requests.total / result.duration);
 }
 
 /** Warms every target up, then loads them in ROUNDS interleaved rounds, the order turning by one each round. */
@@ -266,6 +270,7 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
     p99: median(t.p99s),
     cpuMsPerRequest: (t.cpuSeconds * 1000) / Math.max(1, t.requests),
     postgresCpuMsPerRequest: (t.postgresCpuSeconds * 1000) / Math.max(1, t.requests),
+    roundRates: t.roundRates,
   }));
 }
 
@@ -382,10 +387,15 @@ async function main(): Promise<void> {
       console.log(goal);
       for (const bench of CASES) {
         for (const [door, plainDoor] of Object.entries(variants) as [Door, PlainDoor][]) {
-          const variant = rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
-          const plain = rows.find((r) => r.bench === bench.name && r.door === plainDoor)?.requestsPerSecond;
-          if (variant === undefined || plain === undefined) continue;
-          console.log(`  ${bench.name.padEnd(40)} ${door.padEnd(32)} ${(variant / plain).toFixed(2)}x ${against}  ${variant >= minimum * plain ? 'met' : 'NOT met'}${extra}`);
+          const variantRow = rows.find((r) => r.bench === bench.name && r.door === door);
+          const plainRow = rows.find((r) => r.bench === bench.name && r.door === plainDoor);
+          if (variantRow === undefined || plainRow === undefined) continue;
+          const [variant, plain] = [variantRow.requestsPerSecond, plainRow.requestsPerSecond];
+          // Each round's two slices, taken a few seconds apart, side by side: a host that slows down for a while
+          // moves the whole run's ratio, less so the rounds' own.
+          const byRound = variantRow.roundRates.map((rate, round) => rate / plainRow.roundRates[round]!);
+          const rounds = `rounds ${byRound.map((ratio) => ratio.toFixed(2)).join(' ')}, median ${median(byRound).toFixed(2)}x`;
+          console.log(`  ${bench.name.padEnd(40)} ${door.padEnd(32)} ${(variant / plain).toFixed(2)}x ${against}  ${variant >= minimum * plain ? 'met' : 'NOT met'}  (${rounds})${extra}`);
         }
       }
     };
