@@ -92,7 +92,7 @@ async function runTracedOnPostgres(): Promise<ExportedSpan[]> {
 /**
  * A gateway with tracing off that served requests. At exit each process writes every module it resolved (import and
  * require alike) and what is registered with the OpenTelemetry API (its global: tracer provider, context manager,
- * propagator, diag); tsx runs the gateway in a child process, so the report returned is the one that loaded it.
+ * propagator, diag); the report returned is the one of the process that loaded the gateway.
  */
 async function runUntraced(): Promise<{ modules: string[]; registered: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-trace-off-'));
@@ -120,8 +120,7 @@ process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + pr
   } finally {
     await gateway.stop();
   }
-  // The gateway runs in tsx's child process and writes its report as it exits. On a loaded host its shutdown can
-  // outlast stop()'s grace period: tsx's own process is then killed, and the gateway finishes (and writes) after it.
+  // The gateway writes its report as it exits: read it once it is there and whole.
   return eventually(async () => {
     const reports = readdirSync(dir)
       .filter((f) => f.startsWith('modules-'))

@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 
-// A gateway as its own OS process (`tsx src/main.ts serve`), for the tests that need several processes on one
-// database or a process killed with SIGKILL.
+// A gateway as its own OS process (`node --import tsx src/main.ts serve`: tsx's loader in the gateway's own process,
+// so that a signal sent to `proc` reaches the gateway itself, and one Node starts rather than tsx's two), for the
+// tests that need several processes on one database or a process killed with SIGKILL.
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = resolve(ROOT, 'node_modules/.bin');
@@ -12,7 +13,7 @@ export interface GatewayProcess {
   proc: ChildProcess;
   /** Resolves with the base URL once the gateway logged that it listens. */
   url: Promise<string>;
-  /** The gateway's own pid (tsx runs it in a child of `proc`), known once `url` resolved; SIGKILL goes there. */
+  /** The gateway's own pid as it logged it (that of `proc`), known once `url` resolved. */
   gatewayPid?: number;
   /** Every JSON log line it wrote to stdout so far. */
   logLines: Record<string, unknown>[];
@@ -21,7 +22,8 @@ export interface GatewayProcess {
 }
 
 export function startGatewayProcess(env: Record<string, string>): GatewayProcess {
-  const proc = spawn(resolve(BIN, 'tsx'), ['src/main.ts', 'serve'], {
+  // process.execPath: the project's Node, which runs vitest.
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     cwd: ROOT,
     env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
