@@ -14,21 +14,15 @@ const require = createRequire(import.meta.url);
  * script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
  * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
  * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`. The pages driven
- * in Debian's chromium (GraphiQL, the console and its sign-in, the example front end): `npm run test:browsers`.
+ * in Debian's chromium (GraphiQL, the console and its sign-in, the example front end): `npm run test:browsers`. The
+ * files that bound a latency or a timing (TIMING, below; ~2 min, one file at a time): `npm run test:timing`, on a host
+ * with nothing else running, since a second busy file is what breaks such a bound.
  */
 const CONTAINER = ['test/container.test.ts'];
 const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
 const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/console-sign-in.test.ts', 'test/front-end-example.test.ts'];
-const OWN_SCRIPT = [
-  ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
-  ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),
-  ...(process.env.TEST_BROWSERS === '1' ? [] : BROWSERS),
-];
-
-const ALONE = [
+const TIMING = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool
-  'test/embedded-disk.test.ts', // answers within 1-2 s on a full disk; SIGTERM and a failed database end the process in time
-  'test/npm-scripts.test.ts', // rewrites src/generated/ and dist/ when their inputs changed (every file imports the first); generate.mjs < 2 s
   'test/healthz-under-batch.test.ts', // /healthz answers within 100 ms while a batch of 100 calls runs
   'test/notifications-crash.test.ts', // the SIGKILL must land while 400 ms webhook calls are in flight
   'test/notifications-lease.test.ts', // 1 s leases renewed under a 2.5 s call: one late renewal sends twice
@@ -39,6 +33,18 @@ const ALONE = [
   'test/supervised-loop.test.ts', // stop() within 200 ms
   'test/tasks-cluster.test.ts', // two processes must overlap 120 ms calls to reach the rate; a 2 s lease after a SIGKILL
   'test/tasks-rate-change.test.ts', // four tasks RUNNING within 700 ms of a rate change
+];
+const OWN_SCRIPT = [
+  ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
+  ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),
+  ...(process.env.TEST_BROWSERS === '1' ? [] : BROWSERS),
+  ...(process.env.TEST_TIMING === '1' ? [] : TIMING),
+];
+
+const ALONE = [
+  ...TIMING,
+  'test/embedded-disk.test.ts', // answers within 1-2 s on a full disk; SIGTERM and a failed database end the process in time
+  'test/npm-scripts.test.ts', // rewrites src/generated/ and dist/ when their inputs changed (every file imports the first); generate.mjs < 2 s
 ];
 
 export default defineConfig({
