@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit, OUTCOME_UNKNOWN } from '../src/db/group-commit.js';
+import { GroupCommit, groupCommitPer, observeGroupCommits, OUTCOME_UNKNOWN } from '../src/db/group-commit.js';
 import type { ServiceUnavailableError } from '../src/errors.js';
 
 // The batching rules of group commit, with a writer that records its statements (the SQL of each user is tested on
@@ -115,5 +115,35 @@ describe('group commit', () => {
     release();
     await Promise.all(all);
     expect(statements).toEqual([[1], [2], [3]]);
+  });
+
+  it("reports each statement's item count, a retry item by item as statements of one, to its client's observer", async () => {
+    const written: number[][] = [];
+    let release: (() => void) | undefined;
+    const commitOf = groupCommitPer('test_writer', (_db: object) => ({
+      maxBatch: 10,
+      async write(items: Item[]) {
+        written.push(items.map((item) => item.id));
+        if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
+        if (items.length > 1 && items.some((item) => item.bad)) throw new Error('a shared statement failed');
+        return items.map((item) => `wrote ${item.id}`);
+      },
+    }));
+    const observed: [string, number][] = [];
+    const watched = {};
+    const unwatched = {};
+    observeGroupCommits(watched, (writer, items) => observed.push([writer, items]));
+    const commit = commitOf(watched);
+    const first = commit.submit({ id: 1 });
+    await settle();
+    const later = [{ id: 2 }, { id: 3, bad: true }, { id: 4 }].map((item) => commit.submit(item));
+    await settle();
+    release!();
+    await Promise.all([first, ...later]);
+    expect(written).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+    expect(observed).toEqual([['test_writer', 1], ['test_writer', 3], ['test_writer', 1], ['test_writer', 1], ['test_writer', 1]]);
+    // A client nobody observes: its statements are written and reported nowhere.
+    expect(await commitOf(unwatched).submit({ id: 5 })).toBe('wrote 5');
+    expect(observed).toHaveLength(5);
   });
 });

@@ -29,6 +29,8 @@ export interface GroupCommitOptions<I, O> {
   shapeOf?(item: I): string;
   /** Items waiting for a statement at most (default MAX_WAITING); more are refused with SERVICE_UNAVAILABLE. */
   maxWaiting?: number;
+  /** Told each statement's item count as it is sent (a retry item by item counts as statements of one). */
+  onStatement?(items: number): void;
 }
 
 /** Items a group commit holds waiting at most, unless told otherwise. */
@@ -107,9 +109,14 @@ export class GroupCommit<I, O> {
     return batch;
   }
 
+  private write(items: I[]): Promise<O[]> {
+    this.options.onStatement?.(items.length);
+    return this.options.write(items);
+  }
+
   private async run(batch: Waiting<I, O>[]): Promise<void> {
     try {
-      const results = await this.options.write(batch.map((w) => w.item));
+      const results = await this.write(batch.map((w) => w.item));
       batch.forEach((w, i) => w.done(results[i]!));
     } catch (error) {
       if (batch.length === 1 || isDatabaseUnavailable(error)) {
@@ -117,7 +124,7 @@ export class GroupCommit<I, O> {
         return;
       }
       for (const w of batch) {
-        await this.options.write([w.item]).then((results) => w.done(results[0]!), (e: unknown) => w.failed(asAnswered(e)));
+        await this.write([w.item]).then((results) => w.done(results[0]!), (e: unknown) => w.failed(asAnswered(e)));
       }
     }
   }
@@ -131,12 +138,21 @@ function asAnswered(error: unknown): unknown {
   return unavailable ? new ServiceUnavailableError(OUTCOME_UNKNOWN) : error;
 }
 
-/** One GroupCommit per database client (a statement never mixes clients). */
-export function groupCommitPer<D extends object, I, O>(options: (db: D) => GroupCommitOptions<I, O>): (db: D) => GroupCommit<I, O> {
+/** Where the group commits on one database client report their statements' item counts (src/runtime/metrics.ts). */
+export type GroupCommitObserver = (writer: string, items: number) => void;
+const observers = new WeakMap<object, GroupCommitObserver>();
+
+/** Every group commit on `db`, made before or after, reports each statement to `observe` (one observer per client). */
+export function observeGroupCommits(db: object, observe: GroupCommitObserver): void {
+  observers.set(db, observe);
+}
+
+/** One GroupCommit per database client (a statement never mixes clients); `writer` names it to its observer. */
+export function groupCommitPer<D extends object, I, O>(writer: string, options: (db: D) => GroupCommitOptions<I, O>): (db: D) => GroupCommit<I, O> {
   const commits = new WeakMap<D, GroupCommit<I, O>>();
   return (db) => {
     let commit = commits.get(db);
-    if (!commit) commits.set(db, (commit = new GroupCommit(options(db))));
+    if (!commit) commits.set(db, (commit = new GroupCommit({ ...options(db), onStatement: (items) => observers.get(db)?.(writer, items) })));
     return commit;
   };
 }

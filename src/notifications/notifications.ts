@@ -196,7 +196,7 @@ interface Acceptance {
  * measured best (bench:notifications, 16 connections: ~3,000/s with groups of ~3.6 requests, vs ~2,550/s and ~2 with
  * two). No two requests with the same key of a system share one (the second waits for the next).
  */
-const acceptQueueOf = groupCommitPer((db: PrismaClient) => ({
+const acceptQueueOf = groupCommitPer('notification_accept', (db: PrismaClient) => ({
   maxBatch: MAX_BATCH,
   keyOf: ({ request }: Acceptance) => (request.key === null ? null : `${request.systemId}\0${request.key}`),
   // One keptSince per statement: the latest (a request is never judged by an older TTL window than its own).

@@ -46,7 +46,7 @@ async function changeQueue(db: PrismaClient, name: string, run: (tx: Prisma.Tran
  * per creation capped creations at PostgreSQL's notify-commit lock. Two creations of one name never share one: the
  * later one finds the name taken, as if it came after.
  */
-const creations = groupCommitPer((db: PrismaClient) => ({
+const creations = groupCommitPer('queue_create', (db: PrismaClient) => ({
   maxBatch: MAX_QUEUES_PER_STATEMENT,
   keyOf: (queue: NewQueue) => queue.name,
   shapeOf: givenColumns,

@@ -4,6 +4,7 @@ import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
 import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { observeGroupCommits } from '../db/group-commit.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
 // Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
@@ -27,6 +28,8 @@ export interface GatewayMetrics {
   readonly deliveries: Counter<'channel' | 'outcome'>;
   /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
   readonly subscriptionsOpen: Gauge<'transport'>;
+  /** Items each group-commit statement wrote, by writer (src/db/group-commit.ts). */
+  readonly groupCommitItems: Histogram<'writer'>;
 }
 
 export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
@@ -80,8 +83,19 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
     },
   });
   void tasksGauge;
+  // Under load a group commit writes many items per statement; near one on average under load means each write pays
+  // a statement (and its NOTIFY's commit) of its own.
+  const groupCommitItems = new Histogram({
+    name: 'gateway_group_commit_items',
+    help: 'Items written by each group-commit statement, by writer (queue_create: queues created; notification_accept: notifications accepted).',
+    labelNames: ['writer'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers,
+  });
+  observeGroupCommits(db, (writer, items) => groupCommitItems.observe({ writer }, items));
   return {
     registry,
+    groupCommitItems,
     httpRequests: new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, path (template) and status.', labelNames: ['method', 'path', 'status'] as const, registers }),
     httpDuration: new Histogram({
       name: 'gateway_http_request_duration_seconds',
