@@ -120,19 +120,13 @@ process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + pr
   } finally {
     await gateway.stop();
   }
-  // The gateway writes its report as it exits: read it once it is there and whole.
-  return eventually(async () => {
-    const reports = readdirSync(dir)
-      .filter((f) => f.startsWith('modules-'))
-      .flatMap((f) => {
-        try {
-          return [JSON.parse(readFileSync(join(dir, f), 'utf8')) as { modules: string[]; registered: string[] }];
-        } catch {
-          return []; // still being written
-        }
-      });
-    return reports.find((r) => r.modules.some((u) => u.endsWith('/src/app.ts')));
-  }, 20_000);
+  // stop() returns once the gateway's own process exited (test/helpers/process.ts), its report written.
+  const reports = readdirSync(dir)
+    .filter((f) => f.startsWith('modules-'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as { modules: string[]; registered: string[] });
+  const report = reports.find((r) => r.modules.some((u) => u.endsWith('/src/app.ts')));
+  expect(report).toBeDefined();
+  return report!;
 }
 
 // Both gateways at once: each mostly waits (start-up, the task, shutdown).
@@ -141,7 +135,7 @@ let untraced: Awaited<ReturnType<typeof runUntraced>>;
 let onPostgres: ExportedSpan[];
 beforeAll(async () => {
   [traced, untraced, onPostgres] = await Promise.all([runTraced(), runUntraced(), runTracedOnPostgres()]);
-}, 60_000);
+}, 30_000);
 afterAll(async () => {
   await Promise.all(cleanups.map((c) => c()));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
