@@ -16,8 +16,11 @@
 // document per request, past every document cache), which the legacy door cannot send and is left out of.
 // Each case loads every target with the same autocannon settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 8 in all after
 // a BENCH_WARM_UP_SECONDS 3 warm-up), in BENCH_ROUNDS (4) interleaved rounds of BENCH_SECONDS / BENCH_ROUNDS each, the
-// order turning every round: a slow spell of a shared host then falls on every target alike instead of on whichever
-// ran during it (BENCH_ROUNDS=1 loads each target once, one after another).
+// order turning every round and running backwards every other round: a slow spell of a shared host then falls on every
+// target alike instead of on whichever ran during it, and no target always follows the same neighbour. Before each
+// slice the machine settles (up to 3 s), so that what the last slice left behind (autovacuum of the rows it wrote, a
+// process's garbage collection) is not counted as the next target's price (BENCH_ROUNDS=1 loads each target once, one
+// after another).
 // Prints req/s, p99 (median of the rounds), the server's and PostgreSQL's CPU per request and each target's ratio to
 // PostGraphile, as a Markdown table.
 // BENCH_CASES=read,write and BENCH_DOORS=gateway,PostGraphile keep only the cases / targets whose names start so.
@@ -30,7 +33,7 @@ import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES, QUEUE_FIELDS as QUEUE, queueName, randomQueueName } from './fixtures.js';
-import { cpuSeconds, median, postgresCpuSeconds, runBench, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, runBench, settle, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -239,6 +242,8 @@ async function checkAnswer(bench: BenchCase, door: Door, server: Child): Promise
 }
 
 async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<void> {
+  const waited = await settle();
+  if (waited > 1000) console.error(`bench: ${Math.round(waited)} ms for the machine to settle before ${t.door}`);
   const pid = t.server.process.pid!;
   const cpuBefore = cpuSeconds(pid);
   const postgresBefore = postgresCpuSeconds();
@@ -252,7 +257,11 @@ async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<v
   t.roundRates.push(result.requests.total / result.duration);
 }
 
-/** Warms every target up, then loads them in ROUNDS interleaved rounds, the order turning by one each round. */
+/**
+ * Warms every target up, then loads them in ROUNDS interleaved rounds, the order turning by one each round and running
+ * backwards every other round, so that a target follows a different neighbour from one round to the next; the machine
+ * settles before each slice.
+ */
 async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
   for (const t of targets) {
     console.error(`bench: ${bench.name} / ${t.door} (warm-up)`);
@@ -261,7 +270,8 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
   }
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`bench: ${bench.name}, round ${round + 1} of ${ROUNDS}`);
-    for (let i = 0; i < targets.length; i++) await loadOnce(bench, targets[(round + i) % targets.length]!, SECONDS / ROUNDS);
+    const order = targets.map((_, i) => targets[(round + i) % targets.length]!);
+    for (const t of round % 2 ? order.reverse() : order) await loadOnce(bench, t, SECONDS / ROUNDS);
   }
   return targets.map((t) => ({
     bench: bench.name,

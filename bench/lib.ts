@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
@@ -112,6 +112,34 @@ export function postgresCpuSeconds(): number {
     }
   }
   return found ? ticks / 100 : Number.NaN;
+}
+
+/** Busy and total clock ticks of the whole machine so far (/proc/stat's first line; busy leaves out idle and iowait). */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+/**
+ * Waits until the machine is idle: two 100 ms windows in a row under a tenth of its CPU, or maxMs. What one load leaves
+ * behind (PostgreSQL's autovacuum of the rows it wrote, a process's garbage collection, a span exporter's last batch)
+ * then runs before the next target's slice instead of inside it, where it would be counted as that target's price.
+ * Returns the milliseconds waited.
+ */
+export async function settle(maxMs = 3000): Promise<number> {
+  if (!existsSync('/proc/stat')) return 0;
+  const started = performance.now();
+  const deadline = started + maxMs;
+  let quiet = 0;
+  let last = machineTicks();
+  while (quiet < 2 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = machineTicks();
+    quiet = now.total > last.total && (now.busy - last.busy) / (now.total - last.total) < 0.1 ? quiet + 1 : 0;
+    last = now;
+  }
+  return performance.now() - started;
 }
 
 /** The middle value (the lower of the two middle ones for an even count). */
