@@ -10,8 +10,8 @@ const require = createRequire(import.meta.url);
  * and runs two at a time. A new file that measures time or touches shared state belongs here.
  */
 /**
- * Files with an npm script of their own, left out of `npm test` to keep it under five minutes; .ci/run calls each
- * script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
+ * Files with an npm script of their own (`TEST_SUITE=<suite> vitest run`, SUITES below), left out of `npm test` to
+ * keep it under five minutes; .ci/run calls each script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
  * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
  * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`. The pages driven
  * in Debian's chromium (GraphiQL, the console and its sign-in, the example front end): `npm run test:browsers`. The
@@ -34,18 +34,20 @@ const TIMING = [
   'test/tasks-cluster.test.ts', // two processes must overlap 120 ms calls to reach the rate; a 2 s lease after a SIGKILL
   'test/tasks-rate-change.test.ts', // four tasks RUNNING within 700 ms of a rate change
 ];
-const OWN_SCRIPT = [
-  ...(process.env.TEST_CONTAINER === '1' ? [] : CONTAINER),
-  ...(process.env.TEST_FAULTS === '1' ? [] : FAULTS),
-  ...(process.env.TEST_BROWSERS === '1' ? [] : BROWSERS),
-  ...(process.env.TEST_TIMING === '1' ? [] : TIMING),
-];
+/** The suites with an npm script of their own (`TEST_SUITE=<name> vitest run`), each left out of every other run. */
+const SUITES: Record<string, readonly string[]> = { container: CONTAINER, faults: FAULTS, browsers: BROWSERS, timing: TIMING };
+const SUITE = process.env.TEST_SUITE;
+if (SUITE !== undefined && !(SUITE in SUITES)) throw new Error(`TEST_SUITE=${SUITE}: the suites are ${Object.keys(SUITES).join(', ')}`);
+const ONLY = SUITE === undefined ? undefined : SUITES[SUITE]!;
+const OWN_SCRIPT = Object.values(SUITES).flat().filter((file) => !ONLY?.includes(file));
 
 const ALONE = [
   ...TIMING,
   'test/embedded-disk.test.ts', // answers within 1-2 s on a full disk; SIGTERM and a failed database end the process in time
   'test/npm-scripts.test.ts', // rewrites src/generated/ and dist/ when their inputs changed (every file imports the first); generate.mjs < 2 s
 ];
+const SIDE_BY_SIDE = ONLY ? ONLY.filter((file) => !ALONE.includes(file)) : ['test/**/*.test.ts'];
+const ALONE_HERE = ONLY ? ONLY.filter((file) => ALONE.includes(file)) : ALONE;
 
 export default defineConfig({
   // graphql 16 ships CommonJS and an .mjs build without an exports map: Node gives dependencies the CommonJS one,
@@ -60,9 +62,9 @@ export default defineConfig({
     pool: 'forks',
     reporters: ['default', './test/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'side-by-side', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...ALONE, ...OWN_SCRIPT], maxWorkers: 2 } },
+      ...(SIDE_BY_SIDE.length ? [{ extends: true as const, test: { name: 'side-by-side', include: SIDE_BY_SIDE, exclude: [...configDefaults.exclude, ...ALONE, ...OWN_SCRIPT], maxWorkers: 2 } }] : []),
       // One worker and the default group order: vitest runs these after the others, one file at a time.
-      { extends: true, test: { name: 'alone', include: ALONE, exclude: [...configDefaults.exclude, ...OWN_SCRIPT], maxWorkers: 1 } },
+      ...(ALONE_HERE.length ? [{ extends: true as const, test: { name: 'alone', include: ALONE_HERE, exclude: [...configDefaults.exclude, ...OWN_SCRIPT], maxWorkers: 1 } }] : []),
     ],
   },
 });
