@@ -201,7 +201,7 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
 
       const exited = new Promise<number | null>((resolve) => child.proc.once('exit', (code) => resolve(code)));
       const stopping = performance.now();
-      process.kill(child.gatewayPid!, 'SIGTERM');
+      child.proc.kill('SIGTERM');
       await exited;
       expect(performance.now() - stopping).toBeLessThan(12_000);
     } finally {
@@ -223,7 +223,7 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
     const dataDir = await dataDirOnTmpfs(64);
     const disk = join(dataDir, '..');
     const env = { DATA_DIR: dataDir, EMBEDDED_MIN_FREE_BYTES: '0', PORT: '0', HOST: '127.0.0.1', AUTH: 'off', GRAPHIQL: 'off', IDENTITY_DEMO_DATA: 'off', SHUTDOWN_READY_DELAY_MS: '3000', ...NO_WORKERS };
-    const proc = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['test/helpers/wal-filler-gateway.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/wal-filler-gateway.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolveExit) => proc.once('exit', (code) => resolveExit(code)));
@@ -244,10 +244,8 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
       }
       return lines.shift()!;
     };
-    let gatewayPid: number | undefined;
     try {
-      const { url, pid } = (await nextLine('url', 30_000)) as { url: string; pid: number };
-      gatewayPid = pid;
+      const { url } = (await nextLine('url', 30_000)) as { url: string };
       expect((await rpc(url, 'createQueue', { name: 'kept' })).body.result.name).toBe('kept');
       fill(disk, 4 * MiB); // room for the tables, not for another WAL segment
       proc.stdin.write('fill-wal\n');
@@ -271,14 +269,6 @@ describe.skipIf(!isRoot)('embedded database on a full disk (tmpfs; needs root)',
       expect(code).toBe(1);
       expect(stderr).toMatch(/met the full disk of DATA_DIR .* Free space on that disk and start the gateway again/);
     } finally {
-      // tsx does not pass a SIGKILL on: the gateway's own process first.
-      if (gatewayPid !== undefined) {
-        try {
-          process.kill(gatewayPid, 'SIGKILL');
-        } catch {
-          /* exited */
-        }
-      }
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       await exited;
     }

@@ -34,9 +34,8 @@ describe('delivery survives a SIGKILL mid-batch (PostgreSQL, two processes)', ()
       expect(answer.status).toBe(200);
     }
     await waitFor(async () => sink!.requests.length >= 12, 20_000, 20); // the second batch is in flight
-    // The gateway itself, not the tsx launcher around it.
     const exited = new Promise((r) => first.proc.once('exit', r));
-    process.kill(first.gatewayPid!, 'SIGKILL');
+    first.proc.kill('SIGKILL');
     await exited;
 
     const client = new pg.Client({ connectionString: db.url });

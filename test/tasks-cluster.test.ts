@@ -58,7 +58,7 @@ describe('tasks across two gateway processes (PostgreSQL)', () => {
     try {
       const { rows } = await client.query<{ lockedBy: string }>(`SELECT "lockedBy" FROM "Task" WHERE name = 'victim'`);
       const pid = Number(rows[0]!.lockedBy.split(':')[1]);
-      const holder = children.findIndex((c) => c.gatewayPid === pid);
+      const holder = children.findIndex((c) => c.proc.pid === pid);
       expect(holder).toBeGreaterThanOrEqual(0);
       const survivor = urls[1 - holder]!;
       const exited = new Promise((r) => children[holder]!.proc.once('exit', r));

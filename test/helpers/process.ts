@@ -13,8 +13,6 @@ export interface GatewayProcess {
   proc: ChildProcess;
   /** Resolves with the base URL once the gateway logged that it listens. */
   url: Promise<string>;
-  /** The gateway's own pid as it logged it (that of `proc`), known once `url` resolved. */
-  gatewayPid?: number;
   /** Every JSON log line it wrote to stdout so far. */
   logLines: Record<string, unknown>[];
   /** SIGTERM, then up to 10 s for it to exit. */
@@ -34,11 +32,10 @@ export function startGatewayProcess(env: Record<string, string>): GatewayProcess
     const timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string; pid?: number };
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
         child.logLines.push(entry);
         if (entry.msg?.startsWith('gateway listening') && entry.url) {
           clearTimeout(timer);
-          child.gatewayPid = entry.pid;
           resolveUrl(entry.url);
         }
       } catch {

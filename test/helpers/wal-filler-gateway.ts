@@ -6,7 +6,7 @@ import { registerShutdown } from '../../src/runtime/shutdown.js';
 
 // A gateway process (as `serve` runs it: same shutdown on SIGTERM and on a failed database) that also writes
 // write-ahead log fast when told to on stdin, without growing any table: the fault of a disk that something else
-// filled, met by the database at a WAL segment switch. Lines out: {url, pid} once listening, then {"filled": ...}.
+// filled, met by the database at a WAL segment switch. Lines out: {url} once listening, then {"filled": ...}.
 
 const config = loadConfig();
 const gateway = await startGateway(config, { log: pino({ level: 'warn' }, pino.destination(2)) });
@@ -14,7 +14,7 @@ registerShutdown(gateway, config.SHUTDOWN_GRACE_MS);
 const db = gateway.database.prisma;
 await db.$executeRawUnsafe('CREATE TABLE wal_filler (id int PRIMARY KEY, v text) WITH (fillfactor = 50)');
 await db.$executeRawUnsafe("INSERT INTO wal_filler SELECT i, repeat('a', 1900) FROM generate_series(1, 200) i");
-process.stdout.write(`${JSON.stringify({ url: gateway.url, pid: process.pid })}\n`);
+process.stdout.write(`${JSON.stringify({ url: gateway.url })}\n`);
 
 createInterface({ input: process.stdin }).on('line', async (line) => {
   if (line !== 'fill-wal') return;
