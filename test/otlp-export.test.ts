@@ -262,6 +262,25 @@ describe('the OTLP JSON export processor', () => {
     expect(receiver.requests.map(spansOf)).toEqual([['first', 'broken', 'last']]);
   });
 
+  it('leaves no empty scope or resource in the batch when the one span it would have held cannot be written', async () => {
+    const receiver = await startReceiver();
+    const processor = new OtlpJsonExportProcessor({ exporter: { url: receiver.url } });
+    const provider = providerWith(processor);
+    diag.setLogger({ error: () => {}, warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.ERROR);
+    const kept = provider.getTracer('kept').startSpan('kept');
+    kept.end();
+    const readable = kept as unknown as Parameters<OtlpJsonExportProcessor['onEnd']>[0];
+    const attributes = Object.defineProperty({}, 'bad', { enumerable: true, get: () => { throw new Error('unreadable'); } });
+    const unwritable = (scope: { name: string }, resource: typeof readable.resource) =>
+      ({ ...readable, spanContext: () => readable.spanContext(), name: 'unwritable', attributes, resource, instrumentationScope: scope }) as typeof readable;
+    // The first span of a scope of its own, then the first of a resource of its own: neither is written.
+    processor.onEnd(unwritable({ name: 'only-unwritable' }, readable.resource));
+    processor.onEnd(unwritable({ name: 'elsewhere' }, resourceFromAttributes({ 'service.name': 'unwritable only' })));
+    await provider.forceFlush();
+    const resources = receiver.requests.flatMap((r) => (r.body as { resourceSpans: { scopeSpans: { scope: { name: string }; spans: { name: string }[] }[] }[] }).resourceSpans);
+    expect(resources.map((rs) => rs.scopeSpans.map((ss) => [ss.scope.name, ss.spans.map((sp) => sp.name)]))).toEqual([[['kept', ['kept']]]]);
+  });
+
   it('sends what is pending at shutdown, and nothing after', async () => {
     const receiver = await startReceiver();
     const provider = providerWith(new OtlpJsonExportProcessor({ exporter: { url: receiver.url }, scheduledDelayMillis: 60_000 }));

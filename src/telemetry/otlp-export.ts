@@ -107,6 +107,12 @@ export class OtlpJsonExportProcessor implements SpanProcessor {
     } catch (error) {
       // A span that cannot be written is lost alone: the batch stays well-formed, and span.end() never throws.
       group.spans.truncate(before);
+      if (group.count === 0) {
+        // Nor does it leave its scope (or resource) in the batch with no span under it.
+        scopes.delete(key);
+        if (scopes.size === 0) this.batch.delete(span.resource);
+        if (this.spare.length < 8) this.spare.push(group.spans);
+      }
       diag.error('OtlpJsonExportProcessor: a span could not be written', error);
       return;
     }
