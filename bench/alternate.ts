@@ -4,7 +4,8 @@
 // and, for a target given its server's pid, the server's CPU time per request over its bursts.
 // ALT_REQUEST (or a target's own <request>) = getQueue (legacy POST /getQueue of queue ALT_QUEUE), graphql (the same
 // read over POST /graphql) or graphql-id (that read's document named by its documentId: start the gateway with
-// TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints);
+// TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints) or createQueue (legacy
+// POST /createQueue, a new queue name per request);
 // ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
@@ -32,8 +33,15 @@ interface Target {
   p99s: number[];
 }
 
+let written = 0;
+
 function requestOf(t: Target) {
   const headers = { 'content-type': 'application/json', ...t.headers };
+  if (t.request === 'createQueue') {
+    // autocannon asks setupRequest for every request it sends: one new name each.
+    const prefix = `alt-${process.pid}-${t.label}-`;
+    return { method: 'POST' as const, path: '/createQueue', headers, setupRequest: (req: object) => ({ ...req, body: JSON.stringify({ jsonrpc: '2.0', method: 'createQueue', params: { name: `${prefix}${written++}` }, id: 1 }) }) };
+  }
   if (t.request === 'graphql') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: READ, variables: { name: QUEUE } }) };
   if (t.request === 'graphql-id') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ documentId: READ_ID, variables: { name: QUEUE } }) };
   return { method: 'POST' as const, path: '/getQueue', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'getQueue', params: { name: QUEUE }, id: 1 }) };

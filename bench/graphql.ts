@@ -210,6 +210,8 @@ interface Row {
   postgresCpuMsPerRequest: number;
   /** req/s in each round, in round order. */
   roundRates: number[];
+  /** A gateway's writes: queues per group-commit statement (gateway_group_commit_items) over its measured slices. */
+  queuesPerStatement: number | undefined;
 }
 
 /** One target of a case: its caller and server, and what its rounds added up to. */
@@ -223,6 +225,8 @@ interface Target {
   postgresCpuSeconds: number;
   p99s: number[];
   roundRates: number[];
+  /** Group-commit statements and the queues they wrote, over the measured slices (a gateway's writes). */
+  commits: { statements: number; items: number } | undefined;
 }
 
 function target(bench: BenchCase, door: Door, server: Child): Target {
@@ -230,7 +234,17 @@ function target(bench: BenchCase, door: Door, server: Child): Target {
   const caller = callerOf(bench, door)!;
   const load = (duration: number) =>
     autocannon({ url: server.url, connections: CONNECTIONS, duration, requests: [{ setupRequest: (req) => ({ ...req, ...caller(bench.pick(doorIndex)).request }) }] });
-  return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [], roundRates: [] };
+  const commits = bench.name.startsWith('write') && door.startsWith('gateway') ? { statements: 0, items: 0 } : undefined;
+  return { door, server, load, requests: 0, seconds: 0, cpuSeconds: 0, postgresCpuSeconds: 0, p99s: [], roundRates: [], commits };
+}
+
+/** A gateway's group-commit histogram for queue creation so far, read off its /metrics (the keyed one wants its key). */
+async function queueCommits(server: Child): Promise<{ statements: number; items: number }> {
+  const answer = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${benchKey}` }, signal: AbortSignal.timeout(10_000) });
+  const text = await answer.text();
+  if (!answer.ok) throw new Error(`/metrics: ${answer.status} ${text.slice(0, 200)}`);
+  const value = (suffix: string) => Number(new RegExp(`^gateway_group_commit_items_${suffix}\\{writer="queue_create"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { statements: value('count'), items: value('sum') };
 }
 
 /** One request through the target first: an error answer stops the bench before anything is measured. */
@@ -244,6 +258,7 @@ async function checkAnswer(bench: BenchCase, door: Door, server: Child): Promise
 async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<void> {
   const waited = await settle();
   if (waited > 1000) console.error(`bench: ${Math.round(waited)} ms for the machine to settle before ${t.door}`);
+  const commitsBefore = t.commits && (await queueCommits(t.server));
   const pid = t.server.process.pid!;
   const cpuBefore = cpuSeconds(pid);
   const postgresBefore = postgresCpuSeconds();
@@ -251,6 +266,11 @@ async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<v
   if (result.non2xx || result.errors || result.timeouts) throw new Error(`${t.door}, ${bench.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   t.cpuSeconds += cpuSeconds(pid) - cpuBefore;
   t.postgresCpuSeconds += postgresCpuSeconds() - postgresBefore;
+  if (t.commits && commitsBefore) {
+    const after = await queueCommits(t.server);
+    t.commits.statements += after.statements - commitsBefore.statements;
+    t.commits.items += after.items - commitsBefore.items;
+  }
   t.requests += result.requests.total;
   t.seconds += result.duration;
   t.p99s.push(result.latency.p99);
@@ -281,6 +301,7 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
     cpuMsPerRequest: (t.cpuSeconds * 1000) / Math.max(1, t.requests),
     postgresCpuMsPerRequest: (t.postgresCpuSeconds * 1000) / Math.max(1, t.requests),
     roundRates: t.roundRates,
+    queuesPerStatement: t.commits && t.commits.items / Math.max(1, t.commits.statements),
   }));
 }
 
@@ -380,6 +401,10 @@ async function main(): Promise<void> {
       const ratio = base ? `${(row.requestsPerSecond / base.requestsPerSecond).toFixed(2)}x` : 'not measured';
       console.log(`| ${row.bench} | ${row.door} | ${row.requestsPerSecond.toFixed(0)} | ${row.p99} | ${row.cpuMsPerRequest.toFixed(3)} | ${row.postgresCpuMsPerRequest.toFixed(3)} | ${ratio} |`);
     }
+    const grouped = rows.filter((row) => row.queuesPerStatement !== undefined);
+    // Fewer queues per statement is more of PostgreSQL's work per write: what a door's own per-request cost does to
+    // the group commit (src/db/group-commit.ts) shows here.
+    if (grouped.length) console.log(`\nqueues per group-commit INSERT (gateway_group_commit_items): ${grouped.map((row) => `${row.door} ${row.queuesPerStatement!.toFixed(1)}`).join(', ')}`);
     console.log('\ngoals: each gateway door >= 1.0x its case\'s peer (PostGraphile 5 unless named) in every case; the legacy door >= the GraphQL door');
     for (const bench of CASES) {
       const of = (door: Door) => rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
