@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { sampleOf } from './helpers/metrics.js';
 
 // gateway_group_commit_items on /metrics: how many items each group-commit statement wrote (src/db/group-commit.ts).
 
 /** The histogram's _sum and _count for one writer, as /metrics shows them. */
 async function itemsOf(url: string, writer: string): Promise<{ sum: number; count: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (part: string) => Number(new RegExp(`^gateway_group_commit_items_${part}\\{writer="${writer}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { sum: value('sum'), count: value('count') };
+  return { sum: sampleOf(text, 'gateway_group_commit_items_sum', `writer="${writer}"`), count: sampleOf(text, 'gateway_group_commit_items_count', `writer="${writer}"`) };
 }
 
 describe.each(DATABASES)('group commit metrics on %s', (kind) => {

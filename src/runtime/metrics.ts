@@ -28,8 +28,6 @@ export interface GatewayMetrics {
   readonly deliveries: Counter<'channel' | 'outcome'>;
   /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
   readonly subscriptionsOpen: Gauge<'transport'>;
-  /** Items each group-commit statement wrote, by writer (src/db/group-commit.ts). */
-  readonly groupCommitItems: Histogram<'writer'>;
 }
 
 export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
@@ -95,7 +93,6 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
   observeGroupCommits(db, (writer, items) => groupCommitItems.observe({ writer }, items));
   return {
     registry,
-    groupCommitItems,
     httpRequests: new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, path (template) and status.', labelNames: ['method', 'path', 'status'] as const, registers }),
     httpDuration: new Histogram({
       name: 'gateway_http_request_duration_seconds',
