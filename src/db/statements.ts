@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Prisma } from '../generated/prisma/client.js';
+import { parseTextArray, parseUtcTimestamp, TEXT_ARRAY, TIMESTAMP } from './pg-text.js';
 
 /**
  * The gateway's own SQL statements (src/db/sql) on the hot paths: on PostgreSQL they run on the pool Prisma itself
@@ -23,12 +24,18 @@ export function statementsOf(db: Client): Statements {
 
 // As Prisma reads them: a timestamp without time zone is UTC (node-postgres would take it as local time), a bigint is
 // a BigInt (node-postgres gives a string).
-const TIMESTAMP = 1114;
 const INT8 = 20;
-const parseUtcTimestamp = (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
 const types = {
   getTypeParser: (oid: number, format?: string) =>
-    format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : oid === TIMESTAMP ? parseUtcTimestamp : oid === INT8 ? BigInt : pg.types.getTypeParser(oid, 'text'),
+    format === 'binary'
+      ? pg.types.getTypeParser(oid, 'binary')
+      : oid === TIMESTAMP
+        ? parseUtcTimestamp
+        : oid === TEXT_ARRAY
+          ? parseTextArray
+          : oid === INT8
+            ? BigInt
+            : pg.types.getTypeParser(oid, 'text'),
 };
 
 /** Runs one statement, given its text (with `$n` parameters, no values). */

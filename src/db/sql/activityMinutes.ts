@@ -1,4 +1,5 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { parseUtcTimestamp } from '../pg-text.js';
 import { statementsOf } from '../statements.js';
 
 /** One minute of an area's activity: how many things ended well and how many failed in it (UTC). */
@@ -25,5 +26,5 @@ export async function activityMinutes(db: PrismaClient, minutes: number, events:
     FROM generate_series(${windowStart(minutes)}, date_trunc('minute', now() AT TIME ZONE 'UTC'), interval '1 minute') AS m
     LEFT JOIN counted ON counted.minute = m
     ORDER BY m`);
-  return rows.map((r) => ({ minute: r.minute instanceof Date ? r.minute : new Date(`${String(r.minute).replace(' ', 'T')}Z`), succeeded: Number(r.succeeded), failed: Number(r.failed) }));
+  return rows.map((r) => ({ minute: r.minute instanceof Date ? r.minute : parseUtcTimestamp(String(r.minute)), succeeded: Number(r.succeeded), failed: Number(r.failed) }));
 }
