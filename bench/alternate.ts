@@ -5,10 +5,12 @@
 // ALT_REQUEST (or a target's own <request>) = getQueue (legacy POST /getQueue of queue ALT_QUEUE), graphql (the same
 // read over POST /graphql) or graphql-id (that read's document named by its documentId: start the gateway with
 // TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints) or createQueue (legacy
-// POST /createQueue, a new queue name per request);
+// POST /createQueue, a new queue name per request) or page (a page of 50 queues without the total over /graphql, as
+// bench:graphql asks it: seed the table with GENERATE_QUEUES of bench/fixtures.ts first);
 // ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
+import { QUEUE_FIELDS } from './fixtures.js';
 import { cpuSeconds, median, runBench } from './lib.js';
 
 const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
@@ -19,6 +21,7 @@ const QUEUE = process.env.ALT_QUEUE ?? 'bench';
 const REQUEST = process.env.ALT_REQUEST ?? 'getQueue';
 
 const READ = 'query($name: String!) { queue(name: $name) { name rate labels } }';
+const PAGE = `{ queues(first: 50, orderBy: NAME_ASC) { nodes { ${QUEUE_FIELDS} } pageInfo { hasNextPage } } }`;
 const READ_ID = `sha256:${createHash('sha256').update(READ).digest('hex')}`;
 
 interface Target {
@@ -42,6 +45,7 @@ function requestOf(t: Target) {
     const prefix = `alt-${process.pid}-${t.label}-`;
     return { method: 'POST' as const, path: '/createQueue', headers, setupRequest: (req: object) => ({ ...req, body: JSON.stringify({ jsonrpc: '2.0', method: 'createQueue', params: { name: `${prefix}${written++}` }, id: 1 }) }) };
   }
+  if (t.request === 'page') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: PAGE }) };
   if (t.request === 'graphql') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: READ, variables: { name: QUEUE } }) };
   if (t.request === 'graphql-id') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ documentId: READ_ID, variables: { name: QUEUE } }) };
   return { method: 'POST' as const, path: '/getQueue', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'getQueue', params: { name: QUEUE }, id: 1 }) };
