@@ -53,6 +53,24 @@ describe('coalesced reads', () => {
     expect(one!.value).not.toBe(two!.value);
   });
 
+  it('the copy a second read gets is deep and keeps every value\'s type: dates, buffers, bigints, arrays, nested rows', async () => {
+    const row = () => ({
+      oid: 'p', at: new Date('2026-01-02T03:04:05.678Z'), bytes: Buffer.from([1, 2, 3]), big: 9_007_199_254_740_993n, none: null,
+      labels: ['a', 'b'], memberships: [{ organization: { oid: 'o', since: new Date(0) }, tags: [] as string[] }],
+    });
+    const read = coalescedRead<object, string, ReturnType<typeof row>>({ rows: async () => [row()], keyOf: (r) => r.oid });
+    const db = {};
+    const [one, two] = await Promise.all([read(db, 'p'), read(db, 'p')]);
+    expect(two).toEqual(row());
+    expect(two!.at).toBeInstanceOf(Date);
+    expect(Buffer.isBuffer(two!.bytes)).toBe(true);
+    two!.labels.push('c');
+    two!.memberships[0]!.organization.since.setTime(1);
+    two!.memberships[0]!.tags.push('x');
+    two!.bytes[0] = 9;
+    expect(one).toEqual(row());
+  });
+
   it('a shared statement that fails is read again key by key: only the failing key fails', async () => {
     const { read, statements } = recorder({ failWhen: (keys) => keys.includes('bad') });
     const answers = await Promise.allSettled([read('a'), read('bad'), read('c')]);
