@@ -19,6 +19,18 @@ import { checkedParams, jsonBodyObject } from '../pipeline/params.js';
 // on the one pipeline (src/pipeline/), and a GraphQL answer is made by Yoga's own result processor, so every edge
 // answers alike (test/every-edge.test.ts). Everything else goes on to Yoga's edge (src/edge/yoga.ts).
 
+/** Segments of letters, digits, `-`, `_` and `~`: URL parsing leaves such a path as it is, so it need not be asked. */
+const PLAIN_PATH = /^(?:\/[\w~-]+)+\/?$/;
+
+/** The path URL parsing makes of a request target, or undefined when it refuses the target. */
+function parsedPath(raw: string): string | undefined {
+  try {
+    return new URL(raw, 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface NodeEdgeOptions {
   legacy: LegacyDoor;
   pipeline: Pipeline;
@@ -54,38 +66,32 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     const query = raw.indexOf('?');
     const path = query === -1 ? raw : raw.slice(0, query);
     if (req.headers.origin !== undefined) return false;
-    let serve: ((req: IncomingMessage, res: ServerResponse, request: Request, url: URL, path: string) => Promise<void>) | undefined;
+    let serve: ((req: IncomingMessage, res: ServerResponse, request: Request, raw: string, path: string) => Promise<void>) | undefined;
     let answerType: string | undefined;
     if (method === 'POST' && graphqlPaths.has(path)) {
       answerType = jsonAnswerType(req.headers.accept ?? null);
       if (!answerType || !JSON_TYPE.test(req.headers['content-type'] ?? '')) return false;
       const type = answerType;
-      serve = (req, res, request, url, path) => serveGraphQL(req, res, request, url, path, type);
+      serve = (req, res, request, _raw, path) => serveGraphQL(req, res, request, path, type);
     } else if (legacy.runsCall(method, path)) {
       serve = serveLegacy;
     } else {
       return false;
     }
     if (browserRefusal(options.browserPolicy, { host: req.headers.host ?? null, origin: null })) return false;
-    let url: URL;
-    try {
-      url = new URL(raw, 'http://localhost');
-    } catch {
-      return false;
-    }
     // A path URL parsing would change (dot segments, characters it escapes) is left to Yoga, which sees it parsed.
-    if (url.pathname !== path) return false;
+    if (!PLAIN_PATH.test(path) && parsedPath(raw) !== path) return false;
     const request = new options.Request(`http://${req.headers.host ?? 'localhost'}${raw}`, { method, headers: req.headers as Record<string, string> });
     noteCallerHeaders(request, req);
     for (const edge of edges) edge.begin(request);
-    void serve(req, res, request, url, path);
+    void serve(req, res, request, raw, path);
     return true;
   };
 
-  async function serveLegacy(req: IncomingMessage, res: ServerResponse, request: Request, url: URL, path: string): Promise<void> {
+  async function serveLegacy(req: IncomingMessage, res: ServerResponse, request: Request, raw: string, path: string): Promise<void> {
     let answer: LegacyAnswer | undefined;
     try {
-      answer = await legacy.answer({ request, method: request.method, path, searchParams: () => url.searchParams, text: () => readNodeBodyText(req, options.maxBodyBytes) });
+      answer = await legacy.answer({ request, method: request.method, path, searchParams: () => new URL(raw, 'http://localhost').searchParams, text: () => readNodeBodyText(req, options.maxBodyBytes) });
     } catch (error) {
       if (error instanceof ClientGone) return; // nobody to answer
       options.onError(error);
@@ -94,7 +100,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     send(res, request, path, answer);
   }
 
-  async function serveGraphQL(req: IncomingMessage, res: ServerResponse, request: Request, _url: URL, path: string, answerType: string): Promise<void> {
+  async function serveGraphQL(req: IncomingMessage, res: ServerResponse, request: Request, path: string, answerType: string): Promise<void> {
     let response: Response;
     try {
       const refused = await options.keyFirst?.(request);

@@ -18,7 +18,24 @@ export type RequestTarget =
   /** Why the request cannot be served: `host` when the authority is the fault (the browser rules may speak first). */
   | { form: 'invalid'; reason: string; hostFault: boolean };
 
+/**
+ * Verdicts on the last few hundred Host values: a gateway is addressed by few names, and judging an address takes the
+ * URL parser (a new URL per request otherwise, for a gateway asked by its IP address).
+ */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 256;
+
 export function isValidHost(host: string): boolean {
+  let valid = verdicts.get(host);
+  if (valid === undefined) {
+    valid = judgeHost(host);
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(host, valid);
+  }
+  return valid;
+}
+
+function judgeHost(host: string): boolean {
   if (!HOST.test(host)) return false;
   const port = /:(\d+)$/.exec(host.startsWith('[') ? host.slice(host.indexOf(']')) : host)?.[1];
   if (port !== undefined && Number(port) > 65535) return false;
