@@ -2,6 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gql, rpc, startTestGateway, type TestGateway, NO_WORKERS } from './helpers/gateway.js';
 import { openDatabase } from '../src/db/client.js';
+import { Prisma } from '../src/generated/prisma/client.js';
+import { statementsOf } from '../src/db/statements.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
 import { freshDatabase } from './helpers/databases.js';
@@ -107,6 +109,23 @@ describe('DATABASE_PREPARED_STATEMENTS', () => {
       expect(await prepared(db)).toEqual([{ name: 'gw1', statement: 'SELECT 1 AS one' }]);
     } finally {
       await admin.end();
+      await db.close();
+      await fresh.drop();
+    }
+  });
+
+  it('the gateway\'s own statements are prepared by name too, each text once, and read their values each call', async () => {
+    const fresh = await freshDatabase('postgres');
+    const db = await openDatabase({ databaseUrl: fresh.url, dataDir: 'unused', poolMax: 1, preparedStatements: 1 });
+    try {
+      const own = statementsOf(db.prisma);
+      expect(await own.rows(Prisma.sql`SELECT ${1}::int AS n`)).toEqual([{ n: 1 }]);
+      expect(await own.rows(Prisma.sql`SELECT ${2}::int AS n`)).toEqual([{ n: 2 }]);
+      // Past the limit a text runs unnamed, with its values all the same.
+      expect(await own.rows(Prisma.sql`SELECT ${3}::int + 1 AS n`)).toEqual([{ n: 4 }]);
+      expect(await own.rows(Prisma.sql`SELECT ${5}::int AS n`)).toEqual([{ n: 5 }]);
+      expect(await prepared(db)).toEqual([{ name: 'gw1', statement: 'SELECT $1::int AS n' }]);
+    } finally {
       await db.close();
       await fresh.drop();
     }

@@ -52,9 +52,21 @@ export function wrapStatements(wrap: StatementWrapper): void {
 
 /** Registers `pool` as where the statements of `db` run; `nameOf` names them as Prisma's own are named. */
 export function registerPool(db: object, pool: pg.Pool, nameOf: (query: { sql: string }) => string): void {
-  const run = async <T>(text: string, values: unknown[]): Promise<T[]> => {
+  // node-postgres copies a query's config on every call, each own property by its descriptor (a slow copy): what the
+  // calls of one named text share (text, name, type parsers) sits on a prototype made once per text, so only the
+  // values are copied. Named texts are bounded (src/db/prepared-statements.ts); an unnamed one gets a plain config.
+  const shared = new Map<string, { text: string; name: string; types: typeof types }>();
+  const configOf = (text: string, values: unknown[]): pg.QueryConfig => {
     const name = nameOf({ sql: text });
-    const result = await pool.query({ text, values, types, ...(name && { name }) });
+    if (!name) return { text, values, types };
+    let common = shared.get(text);
+    if (common === undefined) shared.set(text, (common = { text, name, types }));
+    const config = Object.create(common) as pg.QueryConfig;
+    config.values = values;
+    return config;
+  };
+  const run = async <T>(text: string, values: unknown[]): Promise<T[]> => {
+    const result = await pool.query(configOf(text, values));
     return result.rows as T[];
   };
   const wrap = wrapper;
