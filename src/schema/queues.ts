@@ -23,6 +23,8 @@ const QueueOrderEnum = builder.enumType('QueueOrder', {
   },
 });
 
+// A Queue has no relations, so the fields that return one are plain fields: a prismaField would work out, from each
+// request's selection, a Prisma query that the resolvers (own statements, src/queues/queues.ts) never use.
 export const QueueRef = builder.prismaObject('Queue', {
   description: 'A named queue of tasks.',
   fields: (t) => ({
@@ -70,12 +72,12 @@ const UpdateQueueInput = builder.inputType('UpdateQueueInput', {
 });
 
 builder.queryFields((t) => ({
-  queue: t.prismaField({
-    type: 'Queue',
+  queue: t.field({
+    type: QueueRef,
     extensions: { scope: 'queues:read' },
     description: 'One queue by name.',
     args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
-    resolve: (_query, _root, args, ctx) => queues.getQueue(ctx.db, validate(queueName, args.name, 'name')),
+    resolve: (_root, args, ctx) => queues.getQueue(ctx.db, validate(queueName, args.name, 'name')),
   }),
   queues: t.field({
     type: QueueConnection,
@@ -97,41 +99,41 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => {
   const byName = (description: string, run: (ctx: GraphQLContext, name: string) => Promise<queues.Queue>) =>
-    t.prismaField({
-      type: 'Queue',
+    t.field({
+      type: QueueRef,
       extensions: { scope: 'queues:write' },
       description,
       args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
-      resolve: (_query, _root, args, ctx) => run(ctx, validate(queueName, args.name, 'name')),
+      resolve: (_root, args, ctx) => run(ctx, validate(queueName, args.name, 'name')),
     });
   return {
-    createQueue: t.prismaField({
-      type: 'Queue',
+    createQueue: t.field({
+      type: QueueRef,
       extensions: { scope: 'queues:write' },
       description: 'Creates a queue; CONFLICT when the name is taken.',
       args: { input: t.arg({ type: CreateQueueInput, required: true, description: 'The queue.' }) },
-      resolve: (_q, _r, args, ctx) => queues.createQueue(ctx.db, validate(queueRules(ctx.config.QUEUE_MAX_RATE).create, dropNulls(args.input), 'input')),
+      resolve: (_r, args, ctx) => queues.createQueue(ctx.db, validate(queueRules(ctx.config.QUEUE_MAX_RATE).create, dropNulls(args.input), 'input')),
     }),
-    updateQueue: t.prismaField({
-      type: 'Queue',
+    updateQueue: t.field({
+      type: QueueRef,
       extensions: { scope: 'queues:write' },
       description: 'Changes a queue and returns it.',
       args: {
         name: t.arg.string({ required: true, description: 'Queue name.' }),
         input: t.arg({ type: UpdateQueueInput, required: true, description: 'The changes.' }),
       },
-      resolve: (_q, _r, args, ctx) =>
+      resolve: (_r, args, ctx) =>
         queues.updateQueue(ctx.db, validate(queueName, args.name, 'name'), validate(queueRules(ctx.config.QUEUE_MAX_RATE).update, dropNulls(args.input), 'input')),
     }),
-    changeQueueRate: t.prismaField({
-      type: 'Queue',
+    changeQueueRate: t.field({
+      type: QueueRef,
       extensions: { scope: 'queues:write' },
       description: 'Sets the maximum number of tasks the queue runs in parallel; takes effect at once.',
       args: {
         name: t.arg.string({ required: true, description: 'Queue name.' }),
         rate: t.arg.int({ required: true, description: 'New maximum, at least 1.' }),
       },
-      resolve: (_q, _r, args, ctx) =>
+      resolve: (_r, args, ctx) =>
         queues.changeQueueRate(ctx.db, validate(queueName, args.name, 'name'), validate(queueRules(ctx.config.QUEUE_MAX_RATE).rate, args.rate, 'rate')),
     }),
     deleteQueue: byName('Deletes a queue and its tasks; refused while one of its tasks runs.', (ctx, name) => queues.deleteQueue(ctx.db, name, ctx.queueDeleteGuards)),
