@@ -9,6 +9,19 @@ const JSON_TYPES = ['application/graphql-response+json', 'application/json'];
  * refuse (406). The Accept header is read as Yoga reads it: utf-8 charsets only, later entries first, wildcards.
  */
 export function jsonAnswerType(accept: string | null): string | undefined {
+  // Clients send few distinct Accept headers, each on every request: the verdicts of the last few hundred are kept.
+  const key = accept ?? '';
+  if (answerTypes.has(key)) return answerTypes.get(key);
+  const chosen = answerTypeOf(accept);
+  if (answerTypes.size >= MAX_ANSWER_TYPES) answerTypes.clear();
+  answerTypes.set(key, chosen);
+  return chosen;
+}
+
+const answerTypes = new Map<string, string | undefined>();
+const MAX_ANSWER_TYPES = 256;
+
+function answerTypeOf(accept: string | null): string | undefined {
   let chosen: string | undefined;
   const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
   for (const entry of asked) {
