@@ -57,10 +57,12 @@ export function registerPool(db: object, pool: pg.Pool, nameOf: (query: { sql: s
   // values are copied. Named texts are bounded (src/db/prepared-statements.ts); an unnamed one gets a plain config.
   const shared = new Map<string, { text: string; name: string; types: typeof types }>();
   const configOf = (text: string, values: unknown[]): pg.QueryConfig => {
-    const name = nameOf({ sql: text });
-    if (!name) return { text, values, types };
     let common = shared.get(text);
-    if (common === undefined) shared.set(text, (common = { text, name, types }));
+    if (common === undefined) {
+      const name = nameOf({ sql: text });
+      if (!name) return { text, values, types };
+      shared.set(text, (common = { text, name, types }));
+    }
     const config = Object.create(common) as pg.QueryConfig;
     config.values = values;
     return config;

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 // The JSON answer Yoga would give a request, worked out from its Accept header without asking Yoga: the node:http
 // edge answers only what Yoga would answer with JSON (an event stream or multipart goes on to Yoga's edge).
 
@@ -9,17 +11,15 @@ const JSON_TYPES = ['application/graphql-response+json', 'application/json'];
  * refuse (406). The Accept header is read as Yoga reads it: utf-8 charsets only, later entries first, wildcards.
  */
 export function jsonAnswerType(accept: string | null): string | undefined {
-  // Clients send few distinct Accept headers, each on every request: the verdicts of the last few hundred are kept.
+  // Clients send few distinct Accept headers, each on every request: the verdicts of the last few hundred are kept
+  // ('' for none: the cache holds no undefined).
   const key = accept ?? '';
-  if (answerTypes.has(key)) return answerTypes.get(key);
-  const chosen = answerTypeOf(accept);
-  if (answerTypes.size >= MAX_ANSWER_TYPES) answerTypes.clear();
-  answerTypes.set(key, chosen);
-  return chosen;
+  let chosen = answerTypes.get(key);
+  if (chosen === undefined) answerTypes.set(key, (chosen = answerTypeOf(accept) ?? ''));
+  return chosen || undefined;
 }
 
-const answerTypes = new Map<string, string | undefined>();
-const MAX_ANSWER_TYPES = 256;
+const answerTypes = new LRUCache<string, string>({ max: 256 });
 
 function answerTypeOf(accept: string | null): string | undefined {
   let chosen: string | undefined;

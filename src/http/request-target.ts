@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { LRUCache } from 'lru-cache';
 
 // What node:http hands over unchecked and Yoga's adapter would build a URL from (and fail on, with a stack): the
 // request target and the Host header. RFC 9112 section 3.2: a server must accept the absolute form
@@ -22,16 +23,11 @@ export type RequestTarget =
  * Verdicts on the last few hundred Host values: a gateway is addressed by few names, and judging an address takes the
  * URL parser (a new URL per request otherwise, for a gateway asked by its IP address).
  */
-const verdicts = new Map<string, boolean>();
-const MAX_VERDICTS = 256;
+const verdicts = new LRUCache<string, boolean>({ max: 256 });
 
 export function isValidHost(host: string): boolean {
   let valid = verdicts.get(host);
-  if (valid === undefined) {
-    valid = judgeHost(host);
-    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-    verdicts.set(host, valid);
-  }
+  if (valid === undefined) verdicts.set(host, (valid = judgeHost(host)));
   return valid;
 }
 
