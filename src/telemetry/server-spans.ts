@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { SpanStarter } from './recording-span.js';
 
 // The HTTP server span of every request, started where node:http hands the request over (src/edge/http-server.ts
 // wraps its one request listener with `traceRequests`) and ended when the answer is sent or the client is gone. The
@@ -14,21 +15,24 @@ import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanSta
 /**
  * The span the request's operation is recorded on (src/telemetry/tracing.ts): the server span, or a batch call's.
  * `taken` once an operation is recorded there (a second one gets a span of its own). `server`: the request's server
- * span, which a legacy call names after its route and which carries the request's id (kept here rather than under a
- * key of its own: one context copy less per request).
+ * span, which a legacy call names after its route and which carries the request's id. `requestId`: the request's id,
+ * put here once the legacy call or the operation knows it, for every span started under it. Kept here rather than
+ * under keys of their own, the context is made once per request (each key set copies it, and a context set for a
+ * call's run costs an async context frame).
  */
 export const OPERATION_CARRIER = createContextKey('gateway operation carrier span');
 export interface OperationCarrier {
   span: Span;
   readonly server: Span | undefined;
   taken: boolean;
+  requestId: string | undefined;
 }
 
 /** The methods semantic conventions name as they are; any other is `_OTHER`, the method kept beside it. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
 
 export interface ServerSpanOptions {
-  tracer: Tracer;
+  startSpan: SpanStarter;
   /** Paths asked every few seconds (health, readiness, scrapes) that get no span. */
   untracedPaths: ReadonlySet<string>;
   /** Paths whose route is known from the path alone (`/graphql`). */
@@ -42,7 +46,7 @@ export interface ServerSpanOptions {
 }
 
 export function serverSpans(options: ServerSpanOptions): (listener: RequestListener) => RequestListener {
-  const { tracer, untracedPaths, routes, requestIdHeader, requestIdAttribute } = options;
+  const { startSpan, untracedPaths, routes, requestIdHeader, requestIdAttribute } = options;
   // The headers the configured propagators read (traceparent, tracestate, baggage): most requests carry none of them.
   const fields = propagation.fields();
   const carriesContext = (headers: IncomingMessage['headers']) => fields.some((field) => headers[field] !== undefined);
@@ -65,10 +69,10 @@ export function serverSpans(options: ServerSpanOptions): (listener: RequestListe
       if (!known) attributes['http.request.method_original'] = method;
       if (route) attributes['http.route'] = route;
       const parent = carriesContext(req.headers) ? propagation.extract(ROOT_CONTEXT, req.headers) : ROOT_CONTEXT;
-      const span = tracer.startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), { kind: SpanKind.SERVER, attributes }, parent);
+      const span = startSpan(route ? `${attributes['http.request.method']} ${route}` : String(attributes['http.request.method']), SpanKind.SERVER, attributes, parent);
       // A response emits 'close' once, when it is sent or its client is gone.
       res.on('close', () => endServerSpan(span, res, requestIdHeader, requestIdAttribute));
-      return context.with(trace.setSpan(parent, span).setValue(OPERATION_CARRIER, { span, server: span, taken: false } satisfies OperationCarrier), listener, this, req, res);
+      return context.with(trace.setSpan(parent, span).setValue(OPERATION_CARRIER, { span, server: span, taken: false, requestId: undefined } satisfies OperationCarrier), listener, this, req, res);
     };
 }
 

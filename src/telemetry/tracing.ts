@@ -3,6 +3,7 @@ import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { recordingSpansHold, spanStarter, type SpanStarter } from './recording-span.js';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import { OtlpJsonExportProcessor } from './otlp-export.js';
 import { OPERATION_CARRIER, serverSpans, type OperationCarrier } from './server-spans.js';
@@ -29,7 +30,8 @@ import { wrapStatements, type StatementWrapper } from '../db/statements.js';
 // scheduler targets, channels: src/http/outbound.ts on node:http) are HTTP client spans. Export: OTLP over HTTP (JSON)
 // to OTEL_EXPORTER_OTLP_ENDPOINT, batched; the standard OTEL_* variables (headers, timeout, service name, resource
 // attributes, sampler, OTEL_BSP_*) are read by the SDK or here. Spans are written into their export request as they end
-// (src/telemetry/otlp-export.ts).
+// (src/telemetry/otlp-export.ts). The spans every request makes (server, SQL) are started past the SDK's Tracer, as
+// spans that behave as its own (src/telemetry/recording-span.ts), unless the environment sets limits or a sampler.
 
 export const REQUEST_ID_ATTRIBUTE = 'gateway.request_id';
 export const DEFAULT_SERVICE_NAME = 'public-services-gateway';
@@ -45,12 +47,17 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The request id rides in the OpenTelemetry context, so that spans started by others (Prisma, http) get it too. */
+/**
+ * The request id rides in the OpenTelemetry context, so that spans started by others (Prisma, http) get it too: on
+ * the request's operation carrier (src/telemetry/server-spans.ts), or under a key of its own where there is none (a
+ * graphql-ws operation has no HTTP request).
+ */
 const REQUEST_ID = createContextKey('gateway request id');
+const requestIdIn = (of: Context) => carrierOf(of)?.requestId ?? of.getValue(REQUEST_ID);
 
 const requestIdOnSpans: SpanProcessor = {
   onStart(span, parentContext) {
-    const id = parentContext.getValue(REQUEST_ID);
+    const id = requestIdIn(parentContext);
     if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
   },
   onEnd() {},
@@ -101,21 +108,23 @@ export function startTracing(log: Logger): Tracing {
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
   if (protocol && protocol !== 'http/json') log.warn({ protocol }, 'tracing exports OTLP over HTTP as JSON (http/json); the protocol asked for is not used');
 
+  const processors: SpanProcessor[] = [
+    requestIdOnSpans,
+    new OtlpJsonExportProcessor({
+      maxQueueSize: envNumber('OTEL_BSP_MAX_QUEUE_SIZE'),
+      maxExportBatchSize: envNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+      scheduledDelayMillis: envNumber('OTEL_BSP_SCHEDULE_DELAY'),
+      exportTimeoutMillis: envNumber('OTEL_BSP_EXPORT_TIMEOUT'),
+    }),
+  ];
+  const sampler = env.OTEL_TRACES_SAMPLER ? undefined : new ParentBasedSampler({ root: requestsAndCalls });
   const sdk = new NodeSDK({
     ...(namedByEnv ? {} : { serviceName: DEFAULT_SERVICE_NAME }),
     // Traces only: metrics stay on /metrics (prom-client), logs on stdout.
     metricReaders: [],
     logRecordProcessors: [],
-    spanProcessors: [
-      requestIdOnSpans,
-      new OtlpJsonExportProcessor({
-        maxQueueSize: envNumber('OTEL_BSP_MAX_QUEUE_SIZE'),
-        maxExportBatchSize: envNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
-        scheduledDelayMillis: envNumber('OTEL_BSP_SCHEDULE_DELAY'),
-        exportTimeoutMillis: envNumber('OTEL_BSP_EXPORT_TIMEOUT'),
-      }),
-    ],
-    ...(env.OTEL_TRACES_SAMPLER ? {} : { sampler: new ParentBasedSampler({ root: requestsAndCalls }) }),
+    spanProcessors: processors,
+    ...(sampler && { sampler }),
     // HTTP server spans are the gateway's own (src/telemetry/server-spans.ts), outbound calls' too (tracedExchange).
     instrumentations: [
       new PrismaInstrumentation(),
@@ -136,10 +145,12 @@ export function startTracing(log: Logger): Tracing {
     { logLevel: level, suppressOverrideMessage: true },
   );
   const tracer = trace.getTracer('public-services-gateway', version);
+  // The spans of every request (server, SQL) as RecordingSpans where they would be the SDK's spans to the letter.
+  const startSpan = spanStarter(tracer, sampler && recordingSpansHold(env) ? { sampler, processors } : undefined);
   wrapExchange((send) => tracedExchange(tracer, send));
-  wrapStatements(statementTracer(tracer));
+  wrapStatements(statementTracer(startSpan));
   return {
-    traceRequests: serverSpans({ tracer, untracedPaths: UNTRACED_PATHS, routes: new Set(['/graphql']), requestIdHeader: REQUEST_ID_HEADER, requestIdAttribute: REQUEST_ID_ATTRIBUTE }),
+    traceRequests: serverSpans({ startSpan, untracedPaths: UNTRACED_PATHS, routes: new Set(['/graphql']), requestIdHeader: REQUEST_ID_HEADER, requestIdAttribute: REQUEST_ID_ATTRIBUTE }),
     traceLegacyCall: legacyCallTracer(tracer),
     // Named and scoped as @envelop/opentelemetry names operation spans, so traces read as they did.
     traceOperation: operationTracer(trace.getTracer('graphql')),
@@ -168,7 +179,7 @@ function recordedOn<T>(span: Span, running: Promise<T>, describe: (span: Span, o
 function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   const active = trace.setSpan(parent, span);
-  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, server: carrierOf(parent)?.server, taken: false } satisfies OperationCarrier) : active, () =>
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, server: carrierOf(parent)?.server, taken: false, requestId: requestIdIn(parent) as string | undefined } satisfies OperationCarrier) : active, () =>
     // A run that throws before it returns its promise is recorded too.
     recordedOn(span, new Promise<T>((resolve) => resolve(run())), describe).finally(() => span.end()),
   );
@@ -184,14 +195,20 @@ function operationTracer(tracer: Tracer): OperationTracer {
   return (operation, run) => {
     const active = context.active();
     let parent = active;
-    // A legacy call has put the id in the context, and on the server span, already.
-    if (operation.requestId && parent.getValue(REQUEST_ID) !== operation.requestId) {
-      // The HTTP server span the operation runs under (none over graphql-ws) carries its request id too.
-      carrierOf(parent)?.server?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
-      parent = parent.setValue(REQUEST_ID, operation.requestId);
+    const carrier = carrierOf(active);
+    // A legacy call has put the id on the carrier, and on the server span, already.
+    if (operation.requestId && requestIdIn(active) !== operation.requestId) {
+      if (carrier) {
+        carrier.requestId = operation.requestId;
+        // The HTTP server span the operation runs under carries its request id too.
+        carrier.server?.setAttribute(REQUEST_ID_ATTRIBUTE, operation.requestId);
+      } else {
+        // graphql-ws: no HTTP request, no carrier.
+        parent = active.setValue(REQUEST_ID, operation.requestId);
+      }
     }
     const attributes: Attributes = { 'graphql.execute.operationName': operation.name, 'graphql.execute.operationType': operation.type };
-    const carried = operation.type === 'subscription' ? undefined : carrierOf(parent);
+    const carried = operation.type === 'subscription' ? undefined : carrier;
     if (!carried || carried.taken) return inSpan(tracer, `${operation.type}.${operation.name}`, attributes, parent, run, describeResult);
     carried.taken = true;
     return recordedOn(carried.span.setAttributes(attributes), parent === active ? run() : context.with(parent, run), describeResult);
@@ -231,13 +248,17 @@ function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
       if (call.rpc.id !== null) attributes['rpc.jsonrpc.request_id'] = String(call.rpc.id);
     }
     let parent = context.active();
-    if (requestId) parent = parent.setValue(REQUEST_ID, requestId);
-    const server = carrierOf(parent)?.server;
+    const carrier = carrierOf(parent);
+    if (requestId) {
+      if (carrier) carrier.requestId = requestId;
+      else parent = parent.setValue(REQUEST_ID, requestId);
+    }
+    const server = carrier?.server;
     const name = `${call.method} ${call.route}`;
     if (server && !call.inBatch) {
       if (requestId) attributes[REQUEST_ID_ATTRIBUTE] = requestId;
       server.setAttributes(attributes).updateName(name);
-      return recordedOn(server, context.with(parent, run), describeOutcome);
+      return recordedOn(server, run(), describeOutcome);
     }
     server?.setAttributes(requestId ? { 'http.route': call.route, [REQUEST_ID_ATTRIBUTE]: requestId } : { 'http.route': call.route }).updateName(name);
     attributes['http.request.method'] = call.method;
@@ -264,7 +285,7 @@ function describeOutcome(span: Span, outcome: RpcResponse | LegacyAnswer): void 
 const DB_SYSTEM = 'db.system.name';
 /**
  * A statement's span name (its operation: the first keyword, SELECT, INSERT, WITH ...) and attributes, made once per
- * text (the SDK copies a span's attributes when it starts it, so one object serves every span of a text).
+ * text (a span copies the attributes it is started with, so one object serves every span of a text).
  */
 const statementShapes = new Map<string, { name: string; attributes: Attributes }>();
 
@@ -284,11 +305,11 @@ function statementShape(text: string): { name: string; attributes: Attributes } 
  * parameters, never the values. A read shared by several requests (src/db/coalesced-reads.ts) is a span of the
  * request that asked first.
  */
-function statementTracer(tracer: Tracer): StatementWrapper {
+function statementTracer(startSpan: SpanStarter): StatementWrapper {
   return (text, run) => {
     const { name, attributes } = statementShape(text);
     // Not made the active span: nothing under a statement starts a span of its own.
-    const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes });
+    const span = startSpan(name, SpanKind.CLIENT, attributes, context.active());
     return run().then(
       (rows) => (span.end(), rows),
       (error: unknown) => {
