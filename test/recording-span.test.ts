@@ -119,6 +119,13 @@ describe('a RecordingSpan does what the SDK span does', () => {
     expect(outcome.recording.warnings.length).toBeGreaterThan(0);
   });
 
+  it('takes only the own start attributes, as the SDK does', () => {
+    const attributes = Object.assign(Object.create({ inherited: 'not taken' }) as Attributes, { own: 'taken' });
+    const outcome = both('own', SpanKind.SERVER, attributes, ROOT_CONTEXT, (span) => span.end());
+    expectAlike(outcome);
+    expect((outcome.recording.span as unknown as ReadableSpan).attributes).toEqual({ own: 'taken' });
+  });
+
   it('copies its start attributes: the object it was given is not changed by what is set later', () => {
     const given = { 'db.query.text': 'SELECT 1' };
     both('SELECT', SpanKind.CLIENT, given, trace.setSpanContext(ROOT_CONTEXT, { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: 1 }), (span) => {

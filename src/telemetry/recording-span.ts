@@ -23,8 +23,8 @@ import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, t
 
 // The spans every request starts (its HTTP server span, its statements' spans) are made here rather than by the SDK's
 // Tracer, which checks each attribute given at a span's start twice (once for the sampler, once for the span), fans
-// start and end out through a processor of processors and keeps its clock in arrays converted at every step: a
-// seventh of what tracing added to a one-row read (docs/performance.md). A RecordingSpan behaves as the SDK's span
+// start and end out through a processor of processors and keeps its clock in arrays converted at every step, a part
+// of what tracing adds to a one-row read (docs/performance.md). A RecordingSpan behaves as the SDK's span
 // does, call for call (limits, events, exceptions, status rules, warnings on an ended span; test/recording-span.test.ts
 // runs the same calls on both), but only under the SDK's default limits and with the gateway's own sampler and
 // processors: when the environment sets either (OTEL_*_LIMIT, OTEL_TRACES_SAMPLER, a configuration file) or turns the
@@ -40,7 +40,7 @@ export interface RecordingSetup {
 }
 
 /** The SDK's default span limits (TracerProvider), the only ones a RecordingSpan keeps. */
-export const DEFAULT_SPAN_LIMITS = {
+const DEFAULT_SPAN_LIMITS = {
   attributeCountLimit: 128,
   attributeValueLengthLimit: Infinity,
   eventCountLimit: 128,
@@ -75,6 +75,8 @@ export function spanStarter(tracer: Tracer, setup: RecordingSetup | undefined): 
     const own: Attributes = {};
     let count = 0;
     for (const key in attributes) {
+      // Own keys only, as the SDK reads them (Object.entries).
+      if (!Object.hasOwn(attributes, key)) continue;
       const value = attributes[key];
       if (value === undefined) continue;
       if (!isPrimitive(value) || key.length === 0) return bySdk(name, kind, attributes, parent);

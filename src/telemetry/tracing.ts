@@ -3,9 +3,9 @@ import type { RequestListener } from 'node:http';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
-import { recordingSpansHold, spanStarter, type SpanStarter } from './recording-span.js';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import { OtlpJsonExportProcessor } from './otlp-export.js';
+import { recordingSpansHold, spanStarter, type SpanStarter } from './recording-span.js';
 import { OPERATION_CARRIER, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
 import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
@@ -53,12 +53,15 @@ export interface Tracing {
  * graphql-ws operation has no HTTP request).
  */
 const REQUEST_ID = createContextKey('gateway request id');
-const requestIdIn = (of: Context) => carrierOf(of)?.requestId ?? of.getValue(REQUEST_ID);
+function requestIdIn(of: Context): string | undefined {
+  const id = carrierOf(of)?.requestId ?? of.getValue(REQUEST_ID);
+  return typeof id === 'string' ? id : undefined;
+}
 
 const requestIdOnSpans: SpanProcessor = {
   onStart(span, parentContext) {
     const id = requestIdIn(parentContext);
-    if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+    if (id !== undefined) span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
   },
   onEnd() {},
   forceFlush: () => Promise.resolve(),
@@ -179,7 +182,7 @@ function recordedOn<T>(span: Span, running: Promise<T>, describe: (span: Span, o
 function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, parent: Context, run: () => Promise<T>, describe: (span: Span, outcome: T) => void, carriesOperation = false): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   const active = trace.setSpan(parent, span);
-  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, server: carrierOf(parent)?.server, taken: false, requestId: requestIdIn(parent) as string | undefined } satisfies OperationCarrier) : active, () =>
+  return context.with(carriesOperation ? active.setValue(OPERATION_CARRIER, { span, server: carrierOf(parent)?.server, taken: false, requestId: requestIdIn(parent) } satisfies OperationCarrier) : active, () =>
     // A run that throws before it returns its promise is recorded too.
     recordedOn(span, new Promise<T>((resolve) => resolve(run())), describe).finally(() => span.end()),
   );
