@@ -72,19 +72,24 @@ export async function verifyApiKey(db: PrismaClient, presented: string): Promise
   return { kind: 'key', id: row.id, name: row.name, scopes: row.scopes, systemId: row.systemId, idpConsent: null, personOid: null, expiresAt: null };
 }
 
-/** verifyApiKey with a short in-memory memory of answers (AUTH_CACHE_MS); `forget()` after a revocation. */
+/**
+ * verifyApiKey with a short in-memory memory of answers (AUTH_CACHE_MS); `forget()` after a revocation. A remembered
+ * answer comes back synchronously: every keyed request asks, and a promise per request is its price.
+ */
 export function createKeyVerifier(db: PrismaClient, cacheMs: number) {
   const cache = new Map<string, { principal: Principal | null; until: number }>();
+  const lookUp = async (presented: string): Promise<Principal | null> => {
+    const principal = await verifyApiKey(db, presented);
+    if (cacheMs > 0) {
+      if (cache.size > 10_000) cache.clear();
+      cache.set(presented, { principal, until: Date.now() + cacheMs });
+    }
+    return principal;
+  };
   return {
-    async verify(presented: string): Promise<Principal | null> {
+    verify(presented: string): Principal | null | Promise<Principal | null> {
       const hit = cache.get(presented);
-      if (hit && hit.until > Date.now()) return hit.principal;
-      const principal = await verifyApiKey(db, presented);
-      if (cacheMs > 0) {
-        if (cache.size > 10_000) cache.clear();
-        cache.set(presented, { principal, until: Date.now() + cacheMs });
-      }
-      return principal;
+      return hit && hit.until > Date.now() ? hit.principal : lookUp(presented);
     },
     forget(): void {
       cache.clear();

@@ -35,8 +35,11 @@ export type HeaderLookup = (name: string) => string | null | undefined;
 export const QUERY_TOKEN_PARAMETER = 'access_token';
 
 export interface CallerIdentifier {
-  /** `queryHasToken`: the request's URL carries `access_token` (refused, whatever else it presents). */
-  identify(header: HeaderLookup, queryHasToken: boolean): Promise<CallerIdentity>;
+  /**
+   * `queryHasToken`: the request's URL carries `access_token` (refused, whatever else it presents). Synchronous when
+   * the answer is at hand (no credential, a key verified a moment ago).
+   */
+  identify(header: HeaderLookup, queryHasToken: boolean): CallerIdentity | Promise<CallerIdentity>;
   /** Whether bearer tokens are accepted (OIDC_ISSUER set). */
   readonly acceptsTokens: boolean;
 }
@@ -50,9 +53,12 @@ export function callerIdentifier(keys: KeyVerifier, tokens: TokenVerifier | null
     callerKind: 'anonymous',
     unauthenticated: { message, challenge: bearerChallenge({ error, description }) },
   });
+  const unknownKey = 'The API key is unknown, malformed or revoked.';
+  const keyIdentity = (principal: Principal | null): CallerIdentity =>
+    principal ? { principal, callerKind: 'key', unauthenticated: null } : refused(unknownKey, 'invalid_token', unknownKey);
   return {
     acceptsTokens: tokens !== null,
-    async identify(header, queryHasToken) {
+    identify(header, queryHasToken) {
       if (queryHasToken) {
         const why = `a token in the query string (${QUERY_TOKEN_PARAMETER}) is not accepted; send it in the Authorization header`;
         return refused(`Refused: ${why}.`, 'invalid_request', why);
@@ -61,14 +67,14 @@ export function callerIdentifier(keys: KeyVerifier, tokens: TokenVerifier | null
       if (credential === null) return { principal: null, callerKind: 'anonymous', unauthenticated: { message: required, challenge: bearerChallenge() } };
       // Sent in X-Api-Key, or of the key form: an API key, whatever the provider says.
       if (!tokens || isApiKeyForm(credential) || !header('authorization')) {
-        const principal = await keys.verify(credential);
-        if (principal) return { principal, callerKind: 'key', unauthenticated: null };
-        const message = 'The API key is unknown, malformed or revoked.';
-        return refused(message, 'invalid_token', message);
+        const principal = keys.verify(credential);
+        return principal instanceof Promise ? principal.then(keyIdentity) : keyIdentity(principal);
       }
-      const verdict = await tokens.verify(credential);
-      if ('principal' in verdict) return { principal: verdict.principal, callerKind: 'token', unauthenticated: null };
-      return refused(`The bearer token is refused: ${verdict.problem}.`, 'invalid_token', verdict.problem);
+      return tokens.verify(credential).then((verdict) =>
+        'principal' in verdict
+          ? { principal: verdict.principal, callerKind: 'token', unauthenticated: null }
+          : refused(`The bearer token is refused: ${verdict.problem}.`, 'invalid_token', verdict.problem),
+      );
     },
   };
 }

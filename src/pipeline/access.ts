@@ -2,7 +2,7 @@ import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import { ADMIN_SCOPE } from '../access/access-rules.js';
 import { hasScope, type Principal } from '../access/principal.js';
 import { insufficientScope } from '../access/bearer-challenge.js';
-import { CALLER_REQUIRED, QUERY_TOKEN_PARAMETER, type CallerIdentifier, type CallerKind, type Unauthenticated } from '../access/caller.js';
+import { CALLER_REQUIRED, QUERY_TOKEN_PARAMETER, type CallerIdentifier, type CallerIdentity, type CallerKind, type Unauthenticated } from '../access/caller.js';
 import type { GraphQLContext } from '../schema/context.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
 import { carriesHttpStatus, operationShape, refusal } from './operation.js';
@@ -87,20 +87,23 @@ export function checkAccess(
   if (auth === 'off') return null;
   const shape = operationShape(schema, document, operationName);
   if (!shape) return null; // graphql-js itself reports the missing or ambiguous operation
-  const fields = shape.rootFields.filter((f) => f.name !== '__typename');
-  if (fields.length === 0) return null;
-  if (!principal) return unauthenticatedRefusal(unauthenticated, withHttpStatus);
-  const missing = new Set<string>();
-  for (const f of fields) {
+  // Nothing is allocated on the way to a yes: every keyed operation passes here.
+  let missing: Set<string> | undefined;
+  for (const f of shape.rootFields) {
+    if (f.name === '__typename') continue;
+    if (!principal) return unauthenticatedRefusal(unauthenticated, withHttpStatus);
     if (f.name === '__schema' || f.name === '__type') continue; // introspection: any valid caller
     if (mayRun(principal, f.field)) continue;
     const scope = scopeOf(f.field);
     if (scope !== undefined && principal.personOid !== null && servesOwnRecords(f.field)) continue;
-    missing.add(scope ?? ADMIN_SCOPE);
+    (missing ??= new Set<string>()).add(scope ?? ADMIN_SCOPE);
   }
-  if (missing.size === 0) return null;
+  if (!missing || !principal) return null;
   const needed = [...missing].sort();
-  const names = fields.map((f) => f.name).join(', ');
+  const names = shape.rootFields
+    .filter((f) => f.name !== '__typename')
+    .map((f) => f.name)
+    .join(', ');
   const who = principal.kind === 'key' ? 'This API key' : 'This token';
   return refusal(`${who} lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed }, withHttpStatus ? { 'WWW-Authenticate': insufficientScope(needed) } : undefined);
 }
@@ -140,10 +143,9 @@ export function accessControl(options: AccessControlOptions): {
     const request = originalRequest(given);
     let found = seen.get(request);
     if (!found) {
-      found = options.identifier.identify((name) => request.headers.get(name), urlCarriesToken(request.url)).then((identity) => ({
-        ...identity,
-        idpScopes: request.headers.get('x-idpscopes'),
-      }));
+      const identity = options.identifier.identify((name) => request.headers.get(name), urlCarriesToken(request.url));
+      const withScopes = (known: CallerIdentity): CallerContext => ({ ...known, idpScopes: request.headers.get('x-idpscopes') });
+      found = identity instanceof Promise ? identity.then(withScopes) : Promise.resolve(withScopes(identity));
       seen.set(request, found);
     }
     return found;
