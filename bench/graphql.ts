@@ -8,8 +8,9 @@
 // called with an API key under a rate limit raised so that it refuses nothing (issue 26: keyed >= 0.9x AUTH=off, the
 // price of the key check and of the rate limit's bookkeeping), and a third with tracing on, exporting every span to an
 // OTLP receiver in this process (issue 26: traced >= 0.75x untraced), and a fourth with both at once, production's
-// shape (keyed + traced: still above PostGraphile in every case); the peers too run with NODE_ENV=production. Four cases: read one queue by name, list a page of 50 queues with the total count, read a
-// person with their organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
+// shape (keyed + traced: still above PostGraphile in every case); the peers too run with NODE_ENV=production. Four
+// cases: read one queue by name, list a page of 50 queues with the total count, read a person with their
+// organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
 // new name per request, and the rows are counted afterwards. Then the Queue table grows to BENCH_BIG_QUEUES (60,000)
 // rows for two more cases: a page of 50 without the total (what a list view that never shows a count asks), and
 // one-off documents (a queue's name written into each query's text, as many hand-written clients send it: one new
@@ -72,9 +73,9 @@ const DOORS: Door[] = [
   ...(Object.keys(TRACED) as TracedDoor[]),
   ...(Object.keys(PRODUCTION) as ProductionDoor[]),
 ];
-const isKeyed = (door: Door): door is KeyedDoor => door in KEYED;
-const isTraced = (door: Door): door is TracedDoor => door in TRACED;
-const isProduction = (door: Door): door is ProductionDoor => door in PRODUCTION;
+/** The plain door each variant door sends its requests to (keyed, traced, or both). */
+const PLAIN_OF: Partial<Record<Door, PlainDoor>> = { ...KEYED, ...TRACED, ...PRODUCTION };
+const sendsKey = (door: Door) => door in KEYED || door in PRODUCTION;
 /** The API key the keyed doors send (made before the keyed gateway starts). */
 let benchKey = '';
 const BASELINE: Door = 'PostGraphile 5';
@@ -111,12 +112,10 @@ interface BenchCase {
   goalPeer?: Door;
 }
 
-/** A door's caller (undefined when the door cannot send the case): a keyed door sends its plain door's request with the API key. */
+/** A door's caller (undefined when the door cannot send the case): a variant door sends its plain door's request, with the API key when it is keyed. */
 function callerOf(bench: BenchCase, door: Door): Caller | undefined {
-  if (isTraced(door)) return bench.callers[TRACED[door]];
-  if (!isKeyed(door) && !isProduction(door)) return bench.callers[door];
-  const plain = bench.callers[isKeyed(door) ? KEYED[door] : PRODUCTION[door]];
-  if (!plain) return undefined;
+  const plain = bench.callers[PLAIN_OF[door] ?? (door as PlainDoor)];
+  if (!plain || !sendsKey(door)) return plain;
   return (pick) => {
     const call = plain(pick);
     return { ...call, request: { ...call.request, headers: { ...call.request.headers, authorization: `Bearer ${benchKey}` } } };
