@@ -75,6 +75,17 @@ export function personETag(content: PersonContent): string {
   return createHash('sha256').update(canonical).digest('hex').slice(0, 32);
 }
 
+/**
+ * The eTag of a person as a caller receives it: a hash of the fields released to it, and nothing else (not the stored
+ * eTag, which covers every field). Unrestricted callers get the stored one, which covers the same content.
+ */
+export function viewETag(view: Partial<PersonView>): string {
+  const released = Object.entries(view)
+    .filter(([k]) => k !== 'eTag' && k !== 'etag')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update('view\0').update(JSON.stringify(released)).digest('hex').slice(0, 32);
+}
+
 /** True when an If-None-Match header names this eTag (or is `*`). */
 export function matchesETag(ifNoneMatch: string | undefined, eTag: string): boolean {
   if (!ifNoneMatch) return false;

@@ -1,5 +1,5 @@
 import { ForbiddenError, ValidationError } from '../errors.js';
-import type { PersonView } from './identity.js';
+import { viewETag, type PersonView } from './identity.js';
 
 // X-IdpScopes, in one place: which scope releases which person fields (ESIA scope names), parsing of the header,
 // and the one filter both GraphQL and REST answers pass through.
@@ -80,11 +80,16 @@ export function releasedFields(scopes: GrantedScopes): ReadonlySet<keyof PersonV
   return fields;
 }
 
-/** The person record with every field outside the granted scopes removed. */
+/**
+ * The person record with every field outside the granted scopes removed, and its eTag made from what is left (RFC 9110
+ * 8.8.3: a validator of the selected representation): a withheld field, changed or guessed, never shows in it.
+ */
 export function filterPerson(person: PersonView, scopes: GrantedScopes): Partial<PersonView> {
   if (scopes === null) return person;
   const released = releasedFields(scopes);
-  return Object.fromEntries(Object.entries(person).filter(([k]) => released.has(k as keyof PersonView))) as Partial<PersonView>;
+  const view = Object.fromEntries(Object.entries(person).filter(([k]) => released.has(k as keyof PersonView))) as Partial<PersonView>;
+  view.eTag = view.etag = viewETag(view);
+  return view;
 }
 
 /** Throws FORBIDDEN unless the scopes hold `scope`. */

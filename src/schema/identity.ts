@@ -84,7 +84,7 @@ const PersonRef = builder.prismaObject('Person', {
       rIdDoc: long('rIdDoc', 'Identifier of the identity document, int64 (scope id_doc).'),
       ridDoc: long('ridDoc', 'The same as rIdDoc, as the spec also lists it (scope id_doc).'),
       containsUpCfmCode: flag('containsUpCfmCode', 'The person holds an unconfirmed confirmation code.'),
-      eTag: text('eTag', 'Version tag of the record; changes whenever its content does.'),
+      eTag: text('eTag', 'Version tag of the record as this caller sees it: made from the fields released to it, so it changes whenever they do, and never with a field withheld.'),
       etag: text('etag', 'The same as eTag, as the spec also lists it.'),
       links: list('links', 'Paths of the legacy lists about this person.'),
       organizations: t.relation('memberships', {
