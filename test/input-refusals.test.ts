@@ -155,6 +155,39 @@ describe.each(DATABASES)('input refusals on %s', (kind) => {
     expect(cursor.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'after' }] });
   });
 
+  it('GraphQL parameters that cannot be read are 400 BAD_REQUEST on GET, a form, multipart and SSE, as on a JSON POST', async () => {
+    const csrf = { 'x-graphql-yoga-csrf': '1' };
+    const json = { accept: 'application/graphql-response+json' };
+    const multipart = (fields: Record<string, string>) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      return form;
+    };
+    const cases: [string, () => Promise<Response>, string][] = [
+      ['GET, variables not JSON', () => fetch(`${url}/graphql?query=%7B__typename%7D&variables=notjson`, { headers: json }), 'The "variables" parameter is not valid JSON'],
+      ['GET, extensions not JSON', () => fetch(`${url}/graphql?query=%7B__typename%7D&extensions=%7Bnope`, { headers: json }), 'The "extensions" parameter is not valid JSON'],
+      ['GET, variables JSON but not an object', () => fetch(`${url}/graphql?query=%7B__typename%7D&variables=5`, { headers: json }), 'Expected "variables" param to be empty or an object, but given number.'],
+      ['form, variables not JSON', () => fetch(`${url}/graphql`, { method: 'POST', headers: { ...json, ...csrf, 'content-type': 'application/x-www-form-urlencoded' }, body: 'query=%7B__typename%7D&variables=nope' }), 'The "variables" parameter is not valid JSON'],
+      ['multipart, operations not JSON', () => fetch(`${url}/graphql`, { method: 'POST', headers: { ...json, ...csrf }, body: multipart({ operations: 'notjson', map: '{}' }) }), 'Multipart form field "operations" must be a valid JSON string'],
+      ['multipart, map not JSON', () => fetch(`${url}/graphql`, { method: 'POST', headers: { ...json, ...csrf }, body: multipart({ operations: '{"query":"{ __typename }"}', map: 'nope' }) }), 'Multipart form field "map" must be a valid JSON string'],
+      ['multipart, no operations', () => fetch(`${url}/graphql`, { method: 'POST', headers: { ...json, ...csrf }, body: multipart({ map: '{}' }) }), 'Missing multipart form field "operations"'],
+      ['JSON POST, variables a string', () => fetch(`${url}/graphql`, { method: 'POST', headers: { ...json, 'content-type': 'application/json' }, body: '{"query":"{ __typename }","variables":"notjson"}' }), 'Expected "variables" param to be empty or an object, but given string.'],
+    ];
+    for (const [name, send, message] of cases) {
+      const res = await send();
+      const body = (await res.json()) as { errors: { message: string; extensions?: { code?: string } }[] };
+      expect({ name, status: res.status, code: body.errors[0]!.extensions?.code }).toEqual({ name, status: 400, code: 'BAD_REQUEST' });
+      expect(body.errors[0]!.message).toContain(message);
+    }
+    // Over SSE, as every refusal there: a 200 stream carrying the error.
+    const sse = await fetch(`${url}/graphql?query=%7B__typename%7D&variables=notjson`, { headers: { accept: 'text/event-stream' } });
+    expect(sse.status).toBe(200);
+    const events = await sse.text();
+    expect(events).toContain('"code":"BAD_REQUEST"');
+    expect(events).toContain('event: complete');
+    expect(logged.filter((line) => line.msg === 'GraphQL parameters refused').length).toBeGreaterThanOrEqual(7);
+  });
+
   it('none of these refusals was logged as a warning or an error', () => {
     const startup = /authentication is OFF/; // the one warning AUTH=off gives at start
     expect(logged.filter((line) => line.level >= 40 && !startup.test(line.msg)).map((line) => line.msg)).toEqual([]);

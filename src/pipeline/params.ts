@@ -44,6 +44,34 @@ export function jsonBodyObject(text: string): Record<string, unknown> | GraphQLE
   return body as Record<string, unknown>;
 }
 
+/** The parameters a GET's query string or a form-urlencoded body carries JSON in (GraphQL over HTTP). */
+const JSON_PARAMETERS = ['variables', 'extensions'] as const;
+
+/**
+ * The 400 of a request whose parameters cannot be read: a GET or form-urlencoded `variables`/`extensions` that is not
+ * JSON (named, from `sent`: the query string or the form), a multipart `operations`/`map` that is not what GraphQL's
+ * multipart request spec asks for. An error that already carries its status (413) is returned as it is.
+ */
+export function unreadableParams(error: unknown, sent: URLSearchParams | undefined): GraphQLError {
+  const given = error as Partial<GraphQLError> | null;
+  const http = given?.extensions?.http as { status?: number } | undefined;
+  if (http?.status !== undefined && given instanceof Error && 'extensions' in given) return given as GraphQLError;
+  if (error instanceof SyntaxError) {
+    for (const name of JSON_PARAMETERS) {
+      const text = sent?.get(name);
+      if (!text) continue;
+      try {
+        JSON.parse(text);
+      } catch (parseError) {
+        return badRequest(`The "${name}" parameter is not valid JSON (${(parseError as Error).message}).`, { status: 400, headers: ALLOW });
+      }
+    }
+    return badRequest(`A parameter that must be JSON is not valid JSON (${error.message}).`, { status: 400, headers: ALLOW });
+  }
+  const message = given && typeof given.message === 'string' && given.message ? given.message : "The request's GraphQL parameters cannot be read.";
+  return badRequest(message, { status: 400 });
+}
+
 /** An operationName that is neither absent nor a string (Yoga leaves it to the executor; here a 400 on every edge). */
 export function operationNameRefusal(operationName: unknown): GraphQLError | null {
   if (operationName == null || typeof operationName === 'string') return null;

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { SubscriberConnection } from '../../runtime/subscription-registry.js';
 import type { OperationRequest, Pipeline } from '../../pipeline/pipeline.js';
-import { namesDocument, type GraphQLParams } from '../../pipeline/params.js';
+import { namesDocument, unreadableParams, type GraphQLParams } from '../../pipeline/params.js';
 
 // Yoga's edge hands every operation it has read (GET, SSE, multipart, and whatever the node:http edge left to it) to
 // the one pipeline: Yoga reads the transport (its request parsers, its parameter checks, which run after this hook)
@@ -24,7 +24,24 @@ export interface PipelineEdgeOptions {
 export function usePipeline(options: PipelineEdgeOptions): Plugin {
   const { pipeline } = options;
   return {
-    onRequestParse({ request, url }) {
+    onRequestParse({ request, url, requestParser, setRequestParser }) {
+      // Parameters that cannot be read are the client's mistake: 400 with a code on every transport (an SSE request
+      // gets it in its stream), logged at debug. Yoga's parsers throw JSON.parse's SyntaxError (a 500) for a GET's or
+      // a form's `variables`, and a GraphQLError without a status (a 200) for a bad multipart request.
+      if (requestParser) {
+        const form = request.headers.get('content-type')?.startsWith('application/x-www-form-urlencoded') ? request.clone() : undefined;
+        setRequestParser(async (given) => {
+          try {
+            return await requestParser(given);
+          } catch (error) {
+            if ((error as Error | null)?.name === 'AbortError') throw error; // the client left: nobody to answer
+            const sent = request.method === 'GET' ? url.searchParams : form ? new URLSearchParams(await form.text().catch(() => '')) : undefined;
+            const refused = unreadableParams(error, sent);
+            options.operationRequest(request).log.debug({ reason: refused.message }, 'GraphQL parameters refused');
+            throw refused;
+          }
+        });
+      }
       if (request.method !== 'GET') return;
       return {
         onRequestParseDone({ requestParserResult, setRequestParserResult }) {
