@@ -134,8 +134,10 @@ const envSchema = z.object({
   OIDC_TOKEN_TYPE: z.string().trim().default('at+jwt'),
   /** How long the provider's keys (JWKS) are used before they are read again, unknown key or not. */
   OIDC_JWKS_CACHE_MS: int(600_000, 1000, 86_400_000),
-  /** The least time between two reads of the provider's keys that tokens naming an unknown key (kid) cause. */
+  /** The least time between two reads of the provider's keys (discovery included), failed reads counted too. */
   OIDC_JWKS_COOLDOWN_MS: int(30_000, 0, 3_600_000),
+  /** How long past OIDC_JWKS_CACHE_MS the last good keys go on serving tokens while the provider's keys cannot be read. */
+  OIDC_JWKS_STALE_MS: int(3_600_000, 0, 604_800_000),
   /** Claim holding the token's gateway scopes: a claim name, or a JSON Pointer (/ns/scopes) into nested claims. */
   OIDC_SCOPES_CLAIM: z.string().trim().min(1).default('scope'),
   /** Claim holding the personal-data scopes the person consented to (ESIA names: fullname, snils, ...). */

@@ -1,15 +1,15 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { errors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isLoopbackHost } from '../config.js';
 import { claimsReader, type ClaimPaths } from './token-claims.js';
 import type { Principal } from './principal.js';
+import { createProviderKeys, ProviderUnavailableError } from './provider-keys.js';
+
+export { ProviderUnavailableError };
 
 // Bearer tokens from an OpenID provider: JWT access tokens (RFC 9068) checked with `jose` against the provider's
-// published keys. The keys are found through the discovery document of OIDC_ISSUER, kept OIDC_JWKS_CACHE_MS, and read
-// again at once when a token names a key the gateway does not hold (the provider rotated its keys), but not more
-// often than OIDC_JWKS_COOLDOWN_MS, so a flood of made-up key ids cannot make the gateway flood the provider.
+// published keys, as src/access/provider-keys.ts holds them (read through discovery, again when too old or when a
+// token names a key they lack, never more than once per cooldown, the last good keys kept while the provider fails).
 // A token is accepted only when signed with an allowed asymmetric algorithm by one of those keys, issued by
 // OIDC_ISSUER for OIDC_AUDIENCE, of type OIDC_TOKEN_TYPE, and within exp/nbf give or take the clock tolerance.
 
@@ -22,6 +22,8 @@ export interface TokenSettings {
   tokenType: string | null;
   jwksCacheMs: number;
   jwksCooldownMs: number;
+  /** How long past jwksCacheMs the last good keys serve while the provider's keys cannot be read. */
+  jwksStaleMs: number;
   /** How long a verified token is remembered (never past its expiry); 0: verified on every request. */
   cacheMs: number;
   claims: ClaimPaths;
@@ -33,15 +35,8 @@ export type TokenVerdict = { principal: Principal } | { problem: string };
 export interface TokenVerifier {
   /** Throws ProviderUnavailableError when the provider's keys cannot be read (an outage: 503, not 401). */
   verify(token: string): Promise<TokenVerdict>;
-  /** Reads the discovery document ahead of the first token; logs on failure, and the first token tries again. */
+  /** Reads the provider's keys ahead of the first token; logs on failure, and the first token tries again. */
   warmUp(): Promise<void>;
-}
-
-/** The provider cannot be asked for its keys: the caller is not at fault, and should retry. */
-export class ProviderUnavailableError extends ServiceUnavailableError {
-  constructor(detail: string) {
-    super(`The bearer token cannot be checked now: ${detail}. Retry shortly.`);
-  }
 }
 
 const FETCH_TIMEOUT_MS = 5000;
@@ -50,50 +45,12 @@ export function createTokenVerifier(settings: TokenSettings, log: Logger): Token
   const readClaims = claimsReader(settings.claims);
   const toleranceMs = settings.clockToleranceSeconds * 1000;
   const verified = new LRUCache<string, Principal>({ max: 10_000 });
-  // The key set, once the discovery document named it. A failed discovery is tried again, at most once per cooldown.
-  let keys: JWTVerifyGetKey | undefined;
-  let discovering: Promise<JWTVerifyGetKey> | undefined;
-  let failedAt = -Infinity;
-  let lastFailure = '';
-
-  async function discover(): Promise<JWTVerifyGetKey> {
-    const url = `${settings.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    let document: { issuer?: unknown; jwks_uri?: unknown };
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error', headers: { accept: 'application/json' } });
-      if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
-      document = (await response.json()) as typeof document;
-    } catch (error) {
-      throw new Error(`the discovery document ${url} cannot be read (${(error as Error).message})`, { cause: error });
-    }
-    // OpenID Connect Discovery 1.0, 4.3: the document must name exactly the issuer it was asked for.
-    if (document.issuer !== settings.issuer) throw new Error(`the discovery document names the issuer ${JSON.stringify(document.issuer)}, not OIDC_ISSUER ${settings.issuer}`);
-    if (typeof document.jwks_uri !== 'string') throw new Error('the discovery document names no jwks_uri');
-    const jwksUri = new URL(document.jwks_uri);
-    if (jwksUri.protocol !== 'https:' && !(jwksUri.protocol === 'http:' && isLoopbackHost(jwksUri.hostname))) throw new Error(`the jwks_uri ${jwksUri} is not https://`);
-    return createRemoteJWKSet(jwksUri, { cacheMaxAge: settings.jwksCacheMs, cooldownDuration: settings.jwksCooldownMs, timeoutDuration: FETCH_TIMEOUT_MS });
-  }
-
-  async function keySet(): Promise<JWTVerifyGetKey> {
-    if (keys) return keys;
-    if (performance.now() - failedAt < settings.jwksCooldownMs) throw new ProviderUnavailableError(`the OpenID provider could not be reached (${lastFailure})`);
-    discovering ??= discover()
-      .then((found) => (keys = found))
-      .catch((error: unknown) => {
-        failedAt = performance.now();
-        lastFailure = (error as Error).message;
-        log.error({ err: error, issuer: settings.issuer }, 'the OpenID provider cannot be discovered; bearer tokens are answered 503 until it can');
-        throw new ProviderUnavailableError('the OpenID provider could not be reached');
-      })
-      .finally(() => (discovering = undefined));
-    return discovering;
-  }
+  const keys = createProviderKeys({ issuer: settings.issuer, cacheMs: settings.jwksCacheMs, cooldownMs: settings.jwksCooldownMs, staleMs: settings.jwksStaleMs, fetchTimeoutMs: FETCH_TIMEOUT_MS }, log);
 
   async function verifyNow(token: string): Promise<TokenVerdict> {
-    const getKey = await keySet();
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, getKey, {
+      ({ payload } = await jwtVerify(token, keys.getKey, {
         issuer: settings.issuer,
         audience: settings.audience,
         algorithms: [...settings.algorithms],
@@ -102,12 +59,8 @@ export function createTokenVerifier(settings: TokenSettings, log: Logger): Token
         ...(settings.tokenType !== null && { typ: settings.tokenType }),
       }));
     } catch (error) {
-      const problem = problemOf(error, settings);
-      if (problem === null) {
-        log.warn({ err: error, issuer: settings.issuer }, "the OpenID provider's keys cannot be read");
-        throw new ProviderUnavailableError("the OpenID provider's keys could not be read");
-      }
-      return { problem };
+      if (error instanceof ProviderUnavailableError) throw error;
+      return { problem: problemOf(error, settings) };
     }
     return readClaims(payload, (payload.exp as number) * 1000 + toleranceMs);
   }
@@ -123,20 +76,12 @@ export function createTokenVerifier(settings: TokenSettings, log: Logger): Token
       }
       return verdict;
     },
-    async warmUp() {
-      try {
-        await keySet();
-      } catch {
-        // Logged by keySet. A start-up that kept the event loop busy past the fetch's timeout is no reason to refuse
-        // the first tokens for a whole cooldown: the floor counts from failures that tokens met.
-        failedAt = -Infinity;
-      }
-    },
+    warmUp: () => keys.warmUp(),
   };
 }
 
-/** Why jose refused a token, as a client may read it; null for what is not the token's fault (the keys could not be read). */
-function problemOf(error: unknown, settings: TokenSettings): string | null {
+/** Why jose refused a token, as a client may read it (the keys' own failures are ProviderUnavailableError, not this). */
+function problemOf(error: unknown, settings: TokenSettings): string {
   if (error instanceof errors.JWTExpired) return 'the token expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
@@ -156,10 +101,6 @@ function problemOf(error: unknown, settings: TokenSettings): string | null {
   if (error instanceof errors.JWKSNoMatchingKey) return "the token's signing key is not one of the provider's keys";
   if (error instanceof errors.JWKSMultipleMatchingKeys) return "the token's signing key is ambiguous (name it with kid)";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the token's signature is not valid";
-  if (error instanceof errors.JWKSTimeout) return null;
-  if (error instanceof errors.JOSEError && /JSON Web Key Set/.test(error.message)) return null;
-  if (error instanceof errors.JOSEError) return 'the token is malformed';
-  if (error instanceof TypeError && /fetch/i.test(error.message)) return null;
-  // jose parses before it fetches anything: what is left is a token it could not read.
+  // jose parses before it asks for a key: what is left is a token it could not read.
   return 'the token is malformed';
 }

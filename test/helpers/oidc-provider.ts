@@ -86,8 +86,12 @@ export interface TestProvider {
   addClient(client: TestClient): void;
   /** An access token of the client credentials grant. */
   token(clientId: string, scope: string, resource?: string): Promise<string>;
-  /** How many times the JWKS has been read. */
+  /** How many times the JWKS has been read (answered or failed). */
   jwksReads(): number;
+  /** How many times the discovery document has been read. */
+  discoveryReads(): number;
+  /** From now on the JWKS endpoint answers this status (a provider whose key set fails); null: it answers again. */
+  failJwks(status: number | null): void;
   /** Stops listening (connections are refused), keeping the port and issuer for `resume`. */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -181,9 +185,15 @@ async function interaction(provider: Provider, accounts: TestAccount[], req: Inc
 export async function startTestProvider(clients: TestClient[], keys: SigningKey[], options: ProviderOptions = {}): Promise<TestProvider> {
   let current: Provider | undefined;
   let reads = 0;
+  let discoveries = 0;
+  let jwksFailure: number | null = null;
   const accounts = options.accounts ?? [];
   const server: Server = createServer((req, res) => {
-    if (req.url?.startsWith('/jwks')) reads++;
+    if (req.url?.startsWith('/.well-known/openid-configuration')) discoveries++;
+    if (req.url?.startsWith('/jwks')) {
+      reads++;
+      if (jwksFailure !== null) return void res.writeHead(jwksFailure, { 'content-type': 'text/plain' }).end('the key set is not available');
+    }
     if (req.url?.startsWith('/interaction/')) {
       // An expired or unknown interaction: the provider's error and its description, as its own pages would say.
       interaction(current!, accounts, req, res).catch((error: Error & { error_description?: string }) => {
@@ -288,6 +298,8 @@ export async function startTestProvider(clients: TestClient[], keys: SigningKey[
       return body.access_token;
     },
     jwksReads: () => reads,
+    discoveryReads: () => discoveries,
+    failJwks: (status) => void (jwksFailure = status),
     pause: stop,
     resume: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
     close: () => (server.listening ? stop() : Promise.resolve()),
