@@ -13,6 +13,7 @@ import type { LoopRegistry } from './runtime/supervised-loop.js';
 import type { Logger } from './log.js';
 import type { OutboundPolicy } from './http/outbound-policy.js';
 import type { SubscriptionRegistry } from './runtime/subscription-registry.js';
+import type { CredentialWatch } from './access/credential-watch.js';
 
 /** What every resolver, REST route and worker of one process shares (the GraphQL context adds the caller). */
 export interface AppServices {
@@ -37,5 +38,7 @@ export interface AppServices {
   loops: LoopRegistry;
   /** The open subscriptions of this process: per-key cap, output bound, access lines. */
   subscriptions: SubscriptionRegistry;
+  /** What stays open on a credential (graphql-ws sockets, SSE streams), ended when the key is revoked or the token expires. */
+  credentials: CredentialWatch;
   log: Logger;
 }

@@ -12,7 +12,7 @@ import { DATABASES } from './helpers/databases.js';
 import { NO_WORKERS, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { identityFixture, NARROW, WIDE } from './helpers/identity-fixture.js';
 import { bearer, makeKey } from './helpers/keys.js';
-import { overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
+import { getParams, overHttp, overSse, overWs, type TransportAnswer } from './helpers/transports.js';
 import { GATEWAY_RESOURCE, OTHER_RESOURCE, signingKey, startTestProvider, type SigningKey, type TestProvider } from './helpers/oidc-provider.js';
 
 // Bearer tokens of a real OpenID provider (oidc-provider on loopback, client credentials grant, JWT access tokens for
@@ -205,9 +205,17 @@ describe.each(DATABASES)('bearer tokens on %s', (kind) => {
     if (result.errors?.length) return String(result.errors[0]!.extensions?.code);
     return field === 'person' ? pick(result.data.person) : 'ok';
   };
+  /** Over plain HTTP a refusal is the answer's status too: 403 for FORBIDDEN, whether a guard or a resolver refused. */
+  const ofHttp = (a: TransportAnswer, field: 'person' | 'queues'): Outcome => {
+    const outcome = ofGraphQL(a, field);
+    if (outcome === 'FORBIDDEN') expect(a.status, 'FORBIDDEN over HTTP').toBe(403);
+    if (typeof outcome !== 'string' || outcome === 'ok') expect(a.status).toBe(200);
+    return outcome;
+  };
   const doors = {
     person: {
-      http: async (oid: string, h: Record<string, string>) => ofGraphQL(await overHttp(t.url, PERSON, { oid }, h), 'person'),
+      http: async (oid: string, h: Record<string, string>) => ofHttp(await overHttp(t.url, PERSON, { oid }, h), 'person'),
+      get: async (oid: string, h: Record<string, string>) => ofHttp(await getParams(t.url, { query: PERSON, variables: { oid } }, h), 'person'),
       sse: async (oid: string, h: Record<string, string>) => ofGraphQL(await overSse(t.url, PERSON, { oid }, h), 'person'),
       ws: async (oid: string, h: Record<string, string>) => ofGraphQL(await overWs(t.url, PERSON, { oid }, { init: h }), 'person'),
       legacy: async (oid: string, h: Record<string, string>): Promise<Outcome> => {
@@ -223,7 +231,7 @@ describe.each(DATABASES)('bearer tokens on %s', (kind) => {
       },
     },
     queues: {
-      http: async (h: Record<string, string>) => ofGraphQL(await overHttp(t.url, QUEUES, {}, h), 'queues'),
+      http: async (h: Record<string, string>) => ofHttp(await overHttp(t.url, QUEUES, {}, h), 'queues'),
       sse: async (h: Record<string, string>) => ofGraphQL(await overSse(t.url, QUEUES, {}, h), 'queues'),
       ws: async (h: Record<string, string>) => ofGraphQL(await overWs(t.url, QUEUES, {}, { init: h }), 'queues'),
       legacy: async (h: Record<string, string>): Promise<Outcome> => {
@@ -283,6 +291,7 @@ describe.each(DATABASES)('bearer tokens on %s', (kind) => {
     for (const oid of ['4999999999', '5000000000']) {
       const theirs = await overHttp(t.url, `{ organization(oid: "${oid}") { oid } }`, {}, headers);
       expect(theirs.results[0]!.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN', requiredScopes: ['identity:read'] });
+      expect(theirs.status).toBe(403);
     }
     const other = await fetch(`${t.url}/api/data/getPersonOrganizationsById?oid=${NARROW}`, { headers });
     expect(other.status).toBe(403);
@@ -295,6 +304,18 @@ describe.each(DATABASES)('bearer tokens on %s', (kind) => {
     const other = await post(t.url, '/v1/systems/sys-43/general', body, headers);
     expect(other.status).toBe(403);
     expect(other.body.message).toContain('this token is bound to system "sys-42"');
+    // The same refusal over GraphQL: 403 as on the legacy path, with its challenge.
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+      body: JSON.stringify({ query: 'mutation($r: JSON!) { sendNotification(channel: GENERAL, systemId: "sys-43", request: $r) { __typename } }', variables: { r: JSON.parse(body) } }),
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
+    const answer = (await res.json()) as { data: unknown; errors: { message: string; extensions: { code: string } }[] };
+    expect(answer.data).toBeNull();
+    expect(answer.errors[0]!.extensions.code).toBe('FORBIDDEN');
+    expect(answer.errors[0]!.message).toContain('this token is bound to system "sys-42"');
   });
 
   it('a graphql-ws socket outliving its token is closed with 4403 when the token expires', async () => {
@@ -416,6 +437,98 @@ describe('claims in a namespace, and a provider that cannot be reached', () => {
       expect((await overHttp(later.url, '{ __typename }', {}, bearer(token))).status).toBe(200);
     } finally {
       await Promise.all([cold.close(), later.close()]);
+    }
+  });
+});
+
+describe('a provider whose key set fails: the provider is never flooded, the last good keys serve a bounded time', () => {
+  const COOLDOWN_MS = 2000;
+  const CACHE_MS = 1500;
+  const STALE_MS = 3000;
+  let provider: TestProvider;
+  let k1: SigningKey;
+  let t: TestGateway;
+  beforeAll(async () => {
+    k1 = await signingKey('k1');
+    provider = await startTestProvider([{ id: 'backend' }], [k1]);
+    t = await startTestGateway('pglite', {
+      ...oidcEnv(provider),
+      OIDC_JWKS_COOLDOWN_MS: String(COOLDOWN_MS),
+      OIDC_JWKS_CACHE_MS: String(CACHE_MS),
+      OIDC_JWKS_STALE_MS: String(STALE_MS),
+      AUTH_CACHE_MS: '0',
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await provider?.close();
+  });
+
+  it('failed reads count toward the cooldown, unknown kids cost nothing, stale keys serve, then 503 whose Retry-After is the next read', async () => {
+    const token = await provider.token('backend', 'queues:read');
+    expect((await httpRefusal(t.url, token)).status).toBe(200);
+    const keysReadAt = Date.now();
+    provider.failJwks(500);
+    const before = provider.jwksReads();
+    // 30 tokens naming made-up keys at once, while the key set fails: one read at most, in flight once.
+    const strangers = await Promise.all(Array.from({ length: 30 }, async (_, i) => craft(provider, await signingKey(`made-up-${i}`))));
+    const refused = await Promise.all(strangers.map((s) => httpRefusal(t.url, s)));
+    for (const r of refused) expect([401, 503]).toContain(r.status);
+    expect(provider.jwksReads() - before).toBeLessThanOrEqual(1);
+
+    // The kept keys are older than OIDC_JWKS_CACHE_MS and every read fails: legitimate tokens are still served by
+    // them (stale-if-error), and the provider is read at most once per cooldown, whatever the traffic.
+    await new Promise((r) => setTimeout(r, keysReadAt + CACHE_MS + 100 - Date.now()));
+    const servedFrom = Date.now();
+    const readsAtStart = provider.jwksReads();
+    let served = 0;
+    while (Date.now() < keysReadAt + CACHE_MS + STALE_MS - 300) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => httpRefusal(t.url, token)));
+      for (const a of answers) expect(a.status).toBe(200);
+      served += answers.length;
+    }
+    const reads = provider.jwksReads() - readsAtStart;
+    expect(served).toBeGreaterThan(100);
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(Math.ceil((Date.now() - servedFrom) / COOLDOWN_MS) + 1);
+
+    // Past OIDC_JWKS_STALE_MS: 503, and Retry-After says when the gateway will read again.
+    await new Promise((r) => setTimeout(r, keysReadAt + CACHE_MS + STALE_MS + 100 - Date.now()));
+    const res = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(token) }, body: JSON.stringify({ query: '{ __typename }' }) });
+    expect(res.status).toBe(503);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(COOLDOWN_MS / 1000);
+    const body = (await res.json()) as { errors: { extensions: { code: string; retryAfterSeconds: number } }[] };
+    expect(body.errors[0]!.extensions).toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: retryAfter });
+    // Asked again before Retry-After: refused without a read. Obeying it: the gateway reads, and serves once it can.
+    const readsBeforeRetry = provider.jwksReads();
+    expect((await httpRefusal(t.url, token)).status).toBe(503);
+    expect(provider.jwksReads()).toBe(readsBeforeRetry);
+    provider.failJwks(null);
+    await new Promise((r) => setTimeout(r, retryAfter * 1000));
+    expect((await httpRefusal(t.url, token)).status).toBe(200);
+    expect(provider.jwksReads()).toBe(readsBeforeRetry + 1);
+  });
+
+  it('a failed discovery answers 503 with the Retry-After of its own next attempt, and a client that obeys it is served', async () => {
+    await provider.pause();
+    const cold = await startTestGateway('pglite', { ...oidcEnv(provider), OIDC_JWKS_COOLDOWN_MS: String(COOLDOWN_MS) });
+    try {
+      // The start-up's own attempt failed; the first token tries again, and fails: the floor counts from it.
+      const token = await craft(provider, k1);
+      const first = await fetch(`${cold.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(token) }, body: JSON.stringify({ query: '{ __typename }' }) });
+      expect(first.status).toBe(503);
+      const retryAfter = Number(first.headers.get('retry-after'));
+      expect(retryAfter).toBe(COOLDOWN_MS / 1000);
+      const discoveries = provider.discoveryReads();
+      await provider.resume();
+      expect((await httpRefusal(cold.url, token)).status).toBe(503);
+      expect(provider.discoveryReads()).toBe(discoveries);
+      await new Promise((r) => setTimeout(r, retryAfter * 1000));
+      expect((await httpRefusal(cold.url, token)).status).toBe(200);
+    } finally {
+      await cold.close();
     }
   });
 });

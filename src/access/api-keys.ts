@@ -60,6 +60,12 @@ export async function revokeApiKey(db: PrismaClient, idOrPrefix: string): Promis
   return db.apiKey.update({ where: { id: found.id }, data: { revokedAt: new Date() }, select: PUBLIC_FIELDS });
 }
 
+/** Of `ids`, the keys that still work (not revoked, not deleted): what open sockets and streams are held to. */
+export async function liveKeyIds(db: PrismaClient, ids: readonly string[]): Promise<Set<string>> {
+  const rows = await db.apiKey.findMany({ where: { id: { in: [...ids] }, revokedAt: null }, select: { id: true } });
+  return new Set(rows.map((row) => row.id));
+}
+
 /** The principal of a presented key, or null when it is malformed, unknown or revoked. */
 export async function verifyApiKey(db: PrismaClient, presented: string): Promise<Principal | null> {
   const match = KEY_PATTERN.exec(presented);

@@ -98,6 +98,7 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     deadlineMs: config.REQUEST_DEADLINE_MS,
     trace: tracing?.traceOperation,
     subscriptions: services.subscriptions,
+    credentials: services.credentials,
     mask: (error) => {
       const masked = maskError(error, 'Unexpected error.');
       if (masked !== error) failed(error);

@@ -14,16 +14,21 @@ import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
 import { urlCarriesToken, type CallerContext } from '../pipeline/access.js';
-import type { CallerIdentifier } from '../access/caller.js';
+import type { CallerIdentifier, CallerIdentity, Unauthenticated } from '../access/caller.js';
+import { EXPIRED_TOKEN } from '../access/credential-watch.js';
 import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
 
-// GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled once, at
+// GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled at
 // connection_init, from its payload or else the upgrade request's headers: the API key or bearer token (checked:
 // refused -> 4403; the database or the OpenID provider unreachable -> 1013 "try again later") and X-IdpScopes (an
-// unknown scope, or the header sent twice -> 4400). A socket opened with a token closes with 4403 when the token
-// expires: graphql-ws clients retry that code, reading their connectionParams again, so a client that fetches a
-// fresh token there carries on. Each operation runs on the one pipeline (src/pipeline/) with that caller, so the
-// guards of every other door (scopes, rate, limits, input) guard it, and it has a request id and an access line.
+// unknown scope, or the header sent twice -> 4400). The credential holds for the life of the socket, not only at its
+// start: each operation asks for the caller again (a key verified within AUTH_CACHE_MS, a token verified and not
+// expired are at hand), and one refused then closes the socket with 4403 as a new connection would be; the socket is
+// held by the credential watch (src/access/credential-watch.ts), which closes it with 4403 when its key is revoked
+// (in any process) or its token expires. graphql-ws clients retry 4403, reading their connectionParams again, so a
+// client that fetches a fresh token there carries on. Each operation runs on the one pipeline (src/pipeline/) with
+// that caller, so the guards of every other door (scopes, rate, limits, input) guard it, and it has a request id and
+// an access line.
 
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -34,21 +39,19 @@ const WS_FORBIDDEN = 4403;
 
 /** The reason a socket outliving its token is closed with. */
 export const TOKEN_EXPIRED_REASON = 'Forbidden: the token expired; connect again with a new one';
-/** setTimeout's longest wait; a later expiry is waited for in steps. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-type Extra = { socket: WebSocket; request: IncomingMessage; caller?: CallerContext; subscriber?: SubscriberConnection };
+type Extra = {
+  socket: WebSocket;
+  request: IncomingMessage;
+  caller?: CallerContext;
+  /** The caller as its credential stands now (asked again for every operation). */
+  identify?: () => CallerIdentity | Promise<CallerIdentity>;
+  subscriber?: SubscriberConnection;
+};
 
-/** Closes `socket` with 4403 once `at` (ms since the epoch) has passed, unless it closed before. */
-function closeWhenExpired(socket: WebSocket, at: number): void {
-  let timer: NodeJS.Timeout | undefined;
-  const check = () => {
-    const wait = at - Date.now();
-    if (wait <= 0) return socket.close(WS_FORBIDDEN, TOKEN_EXPIRED_REASON);
-    timer = setTimeout(check, Math.min(wait, LONGEST_TIMER_MS));
-  };
-  check();
-  socket.once('close', () => clearTimeout(timer));
+/** The close reason of a socket whose credential stopped being valid: the words a new connection would be refused with. */
+function refusedReason(why: Unauthenticated): string {
+  return why === EXPIRED_TOKEN ? TOKEN_EXPIRED_REASON : closeReason(why.message);
 }
 
 interface WsOperation {
@@ -88,6 +91,26 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
     metrics.wsOperations.inc({ type, outcome });
     log.info({ requestId: operation.requestId, method: 'WS', path: '/graphql', operation: name, outcome, ms: Math.round((performance.now() - started) * 10) / 10, via: 'graphql-ws' }, 'request');
   };
+  const anonymous: CallerContext = { principal: null, callerKind: 'anonymous', unauthenticated: null, idpScopes: undefined };
+  /**
+   * The socket's caller as its credential stands now: the same principal while the key or token still holds, none
+   * (and why) once the key is revoked or the token expired. A timer late under load must not let an operation in after
+   * the token expired, so expiry is compared here too.
+   */
+  const callerNow = async (extra: Extra): Promise<CallerContext> => {
+    const opened = extra.caller;
+    if (!opened || !extra.identify) return opened ?? anonymous;
+    const expiresAt = opened.principal?.expiresAt;
+    if (expiresAt != null && expiresAt <= Date.now()) return { ...anonymous, idpScopes: opened.idpScopes, unauthenticated: EXPIRED_TOKEN };
+    const now = await extra.identify();
+    return { ...now, idpScopes: opened.idpScopes };
+  };
+  /** The error an operation gets when its caller cannot be checked now (the database or the provider away). */
+  const refusalOf = (error: unknown): GraphQLError => {
+    const unavailable = unavailableError(error);
+    if (!unavailable) throw error;
+    return pipeline.mask(unavailable);
+  };
   const runOperation = async (op: WsOperation) => {
     const outcome = await pipeline.execute(op.prepared, op.operation);
     const result = isAsyncIterable(outcome) ? outcome : { ...outcome, ...(outcome.errors && { errors: outcome.errors.map(withoutHttp) }) };
@@ -115,9 +138,11 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
           return Array.isArray(value) ? value[0] : value;
         };
         const header = (name: string) => fromParams(name) ?? fromUpgrade(name);
-        let identity: Awaited<ReturnType<CallerIdentifier['identify']>>;
+        const queryHasToken = urlCarriesToken(ctx.extra.request.url ?? '/');
+        const identify = () => identifier.identify((name) => header(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined), queryHasToken);
+        let identity: CallerIdentity;
         try {
-          identity = await identifier.identify((name) => header(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined), urlCarriesToken(ctx.extra.request.url ?? '/'));
+          identity = await identify();
         } catch (error) {
           // An outage is not a refusal: the client should retry, not drop its credential. No internals in the reason.
           const unavailable = unavailableError(error);
@@ -146,8 +171,13 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
           return false;
         }
         ctx.extra.caller = { ...identity, idpScopes };
-        const expiresAt = identity.principal?.expiresAt;
-        if (expiresAt != null) closeWhenExpired(ctx.extra.socket, expiresAt);
+        ctx.extra.identify = identify;
+        const principal = identity.principal;
+        if (principal) {
+          const socket = ctx.extra.socket;
+          const release = services.credentials.hold(principal, (why) => socket.close(WS_FORBIDDEN, refusedReason(why)));
+          socket.once('close', release);
+        }
         return true;
       },
       // The operation runs on the one pipeline (src/pipeline/): its document step here, so that a document that does
@@ -155,12 +185,20 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
       // masking in execute/subscribe. A trusted document is named by `documentId` beside an empty `query` (the
       // protocol insists on a string there), or by Apollo's `extensions.persistedQuery`.
       onSubscribe: async (ctx, _id, payload) => {
-        const caller: CallerContext = ctx.extra.caller ?? { principal: null, callerKind: 'anonymous', unauthenticated: null, idpScopes: undefined };
-        // A timer late under load must not let an operation in after the token expired.
-        const expiresAt = caller.principal?.expiresAt;
-        if (expiresAt != null && expiresAt <= Date.now()) {
-          ctx.extra.socket.close(WS_FORBIDDEN, TOKEN_EXPIRED_REASON);
-          return [new GraphQLError(TOKEN_EXPIRED_REASON, { extensions: { code: 'UNAUTHENTICATED' } })];
+        let caller: CallerContext;
+        try {
+          caller = await callerNow(ctx.extra);
+        } catch (error) {
+          // An outage is not a refusal: this operation fails (503's code), the socket stays.
+          return [withoutHttp(refusalOf(error))];
+        }
+        if (config.AUTH === 'on' && !caller.principal) {
+          const why = caller.unauthenticated ?? EXPIRED_TOKEN;
+          metrics.rejected.inc({ reason: 'unauthenticated' });
+          // After the operation's error message (graphql-ws sends it once this returns), as a new connection is refused.
+          const socket = ctx.extra.socket;
+          setImmediate(() => socket.close(WS_FORBIDDEN, refusedReason(why)));
+          return [new GraphQLError(why.message, { extensions: { code: 'UNAUTHENTICATED' } })];
         }
         const requestId = randomUUID();
         const operation: OperationRequest = {

@@ -12,7 +12,8 @@ import { TrustStore } from '../signatures/trust.js';
 import { createJobExecutor } from '../scheduler/executor.js';
 import { refuseDeleteWhileRunning } from '../tasks/tasks.js';
 import { createSchedulerTaskCreator } from '../tasks/scheduler-task-creator.js';
-import { createKeyVerifier } from '../access/api-keys.js';
+import { createKeyVerifier, liveKeyIds } from '../access/api-keys.js';
+import { createCredentialWatch } from '../access/credential-watch.js';
 import { createTokenVerifier, type TokenSettings } from '../access/bearer-tokens.js';
 import { createRateLimiter } from '../access/rate-limit.js';
 import { createMetrics } from '../runtime/metrics.js';
@@ -51,6 +52,18 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
     const trust = new TrustStore(database.prisma, config, bus);
     const metrics = createMetrics(database.prisma, log, database.disk);
     const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
+    const keys = createKeyVerifier(database.prisma, config.AUTH_CACHE_MS);
+    const credentials = createCredentialWatch({
+      liveKeys: (ids) => liveKeyIds(database.prisma, ids),
+      keyRecheckMs: keyRecheckMs(config),
+      log: log.child({ component: 'credentials' }),
+      // A key found revoked is refused at once to every new operation of this process too, not AUTH_CACHE_MS later.
+      ended: (why) => {
+        metrics.credentialEnds.inc({ why });
+        if (why === 'revoked') keys.forget();
+      },
+    });
+    undo.push(() => credentials.close());
     const services: AppServices = {
       db: database.prisma,
       config,
@@ -59,7 +72,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
       trust,
       verifier: new CmsVerifierPool(config.CMS_WORKERS),
       jobExecutor: createJobExecutor(database.prisma, log.child({ worker: 'job-executor' }), { loops, backoff: faultBackoff(config), outbound }),
-      keys: createKeyVerifier(database.prisma, config.AUTH_CACHE_MS),
+      keys,
       tokens: config.OIDC_ISSUER ? createTokenVerifier(tokenSettings(config, config.OIDC_ISSUER), log.child({ component: 'bearer-tokens' })) : null,
       rateLimiter: createRateLimiter(database.prisma, database.kind, config.RATE_LIMIT_PER_MINUTE, { log: log.child({ component: 'rate-limit' }), metrics }),
       metrics,
@@ -71,6 +84,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
         log: log.child({ component: 'subscriptions' }),
         gauge: metrics.subscriptionsOpen,
       }),
+      credentials,
       log,
     };
     undo.push(async () => {
@@ -87,6 +101,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
       services,
       workers,
       async close(deadline) {
+        credentials.close();
         trust.close();
         await services.verifier.close();
         await untilDeadline(services.rateLimiter.close(), Math.max(0, deadline - Date.now()));
@@ -100,6 +115,11 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
   }
 }
 
+/** How often keys held by open sockets and streams are looked at: AUTH_CACHE_MS, and at least a second. */
+export function keyRecheckMs(config: Pick<Config, 'AUTH_CACHE_MS'>): number {
+  return Math.max(1000, config.AUTH_CACHE_MS);
+}
+
 function tokenSettings(config: Config, issuer: string): TokenSettings {
   return {
     issuer,
@@ -109,6 +129,7 @@ function tokenSettings(config: Config, issuer: string): TokenSettings {
     tokenType: config.OIDC_TOKEN_TYPE === '' ? null : config.OIDC_TOKEN_TYPE,
     jwksCacheMs: config.OIDC_JWKS_CACHE_MS,
     jwksCooldownMs: config.OIDC_JWKS_COOLDOWN_MS,
+    jwksStaleMs: config.OIDC_JWKS_STALE_MS,
     cacheMs: config.AUTH_CACHE_MS,
     claims: { scopes: config.OIDC_SCOPES_CLAIM, idpScopes: config.OIDC_IDP_SCOPES_CLAIM, system: config.OIDC_SYSTEM_CLAIM, person: config.OIDC_PERSON_CLAIM },
   };

@@ -13,6 +13,8 @@ import { operationShape, refusal } from './operation.js';
 import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
 import type { Principal } from '../access/principal.js';
+import type { CredentialWatch } from '../access/credential-watch.js';
+import { bearerChallenge, insufficientScope } from '../access/bearer-challenge.js';
 import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
 import { namedDocument, operationNameRefusal, type GraphQLParams } from './params.js';
 import { documentNotFound, documentRequired, type TrustedDocuments } from './trusted-documents.js';
@@ -63,6 +65,8 @@ export interface PipelineParts {
   metrics?: GatewayMetrics | undefined;
   /** Open subscriptions: the per-key cap, the bound on a slow client, their access lines (src/runtime/subscription-registry.ts). */
   subscriptions?: SubscriptionRegistry | undefined;
+  /** Ends what a credential opened when it stops being valid (src/access/credential-watch.ts). */
+  credentials?: CredentialWatch | undefined;
   /** Error masking (an error the client may not see becomes "Unexpected error." and is logged). */
   mask(error: unknown): GraphQLError;
   /** Runs of a document before it is compiled (GRAPHQL_JIT_AFTER_RUNS). */
@@ -229,6 +233,25 @@ export function createPipeline(parts: PipelineParts): Pipeline {
 
   const masked = (result: ExecutionResult): ExecutionResult => (result.errors?.length ? { ...result, errors: result.errors.map(parts.mask) } : result);
 
+  /**
+   * A result refused whole by a resolver (no data, a FORBIDDEN error: a person-bound token reading another person, a
+   * system-bound one another system) answers 403 over HTTP with the insufficient_scope challenge, as the scope guard's
+   * refusal and the legacy paths do. A partial result keeps its 200: its data is the answer.
+   */
+  const refusedWhole = (result: ExecutionResult, request: OperationRequest): ExecutionResult => {
+    if (!request.httpStatus || result.data != null || !result.errors?.some((e) => e.extensions?.code === 'FORBIDDEN' && !e.extensions.http)) return result;
+    return {
+      ...result,
+      errors: result.errors.map((error) => {
+        if (error.extensions?.code !== 'FORBIDDEN' || error.extensions.http) return error;
+        const { code, ...extra } = error.extensions;
+        const scopes = Array.isArray(extra.requiredScopes) ? (extra.requiredScopes as string[]) : undefined;
+        const http = refusal(error.message, String(code), 403, extra, { 'WWW-Authenticate': scopes ? insufficientScope(scopes) : bearerChallenge({ error: 'insufficient_scope' }) });
+        return createGraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: http.extensions });
+      }),
+    };
+  };
+
   async function execute(prepared: PreparedOperation, request: OperationRequest, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
     const traced = (run: () => Promise<OperationOutcome>) =>
       parts.trace
@@ -259,7 +282,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       }) as Promise<ExecutionResult>,
     );
     done?.(result);
-    return masked(result);
+    return refusedWhole(masked(result), request);
   }
 
   /** A stream as one open subscription of its client connection, bounded and counted; or its refusal (the stream ends). */
@@ -269,7 +292,15 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     const principal = args.contextValue.principal as Principal | null | undefined;
     const fields = operationShape(schema, prepared.document, prepared.operationName)?.rootFields.map((f) => f.name) ?? [];
     const followed = parts.subscriptions.follow(connection, { keyId: principal?.id ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
-    if (!('refused' in followed)) return followed;
+    if (!('refused' in followed)) {
+      // An SSE stream is one subscription: it ends with its credential, with the refusal a new request would get as its
+      // last event. A graphql-ws socket is held whole by its edge (src/edge/ws.ts), which closes it with 4403.
+      if (principal && parts.credentials && connection.output.transport === 'sse') {
+        const release = parts.credentials.hold(principal, (why) => followed.endWith({ errors: [unauthenticatedRefusal(why, false)] }));
+        connection.output.onClose(release);
+      }
+      return followed;
+    }
     parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
     return { errors: [refusal(followed.message, followed.refused, request.httpStatus ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
   }

@@ -28,6 +28,8 @@ export interface GatewayMetrics {
   readonly deliveries: Counter<'channel' | 'outcome'>;
   /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
   readonly subscriptionsOpen: Gauge<'transport'>;
+  /** Sockets and streams ended because their credential stopped being valid, by why (revoked, expired). */
+  readonly credentialEnds: Counter<'why'>;
 }
 
 export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
@@ -124,5 +126,11 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
     }),
     deliveries: new Counter({ name: 'gateway_delivery_outcomes_total', help: 'Notification delivery attempts by channel and outcome.', labelNames: ['channel', 'outcome'] as const, registers }),
     subscriptionsOpen: new Gauge({ name: 'gateway_subscriptions_open', help: 'GraphQL subscriptions open now, by transport (graphql-ws, sse).', labelNames: ['transport'] as const, registers }),
+    credentialEnds: new Counter({
+      name: 'gateway_credential_ends_total',
+      help: 'graphql-ws sockets and SSE streams ended because the credential that opened them stopped being valid, by why (revoked: an API key; expired: a bearer token).',
+      labelNames: ['why'] as const,
+      registers,
+    }),
   };
 }

@@ -73,10 +73,16 @@ export interface SubscriptionRefusal {
   maxSubscriptions: number;
 }
 
+/** An open subscription as the registry follows it. */
+export interface FollowedSubscription<T> extends AsyncIterableIterator<T> {
+  /** Ends it from outside with one last result for its client (its credential stopped being valid): the source is closed. */
+  endWith(last: T): void;
+}
+
 export interface SubscriptionRegistry {
   connect(output: SubscriberOutput): SubscriberConnection;
   /** Follows `source` as one open subscription of `connection`, bounded; or refuses it (and closes `source`). */
-  follow<T>(connection: SubscriberConnection, start: SubscriptionStart, source: AsyncIterable<T>): AsyncIterableIterator<T> | SubscriptionRefusal;
+  follow<T>(connection: SubscriberConnection, start: SubscriptionStart, source: AsyncIterable<T>): FollowedSubscription<T> | SubscriptionRefusal;
   /** Open subscriptions of one key, or of every key and none. */
   openCount(keyId?: string): number;
 }
@@ -91,7 +97,7 @@ export interface SubscriptionRegistryOptions {
   gauge: Gauge<'transport'>;
 }
 
-type EndReason = 'completed' | 'closed' | 'error' | 'too_slow';
+type EndReason = 'completed' | 'closed' | 'error' | 'too_slow' | 'unauthenticated';
 
 const DONE: IteratorResult<never> = { value: undefined, done: true };
 
@@ -132,10 +138,14 @@ export function createSubscriptionRegistry(options: SubscriptionRegistryOptions)
    * A subscription's results, read from its source as they come (one read pending at all times) and queued, bounded
    * by its connection, until the transport takes them.
    */
-  class Subscription<T> implements AsyncIterableIterator<T> {
+  class Subscription<T> implements FollowedSubscription<T> {
     private readonly queue: { value: T; bytes: number }[] = [];
     /** How the source ended, handed on after the queue. */
     private last: { error: unknown } | { done: true } | undefined;
+    /** Ended from outside with a last result (endWith): the source's results are no longer taken. */
+    private ending = false;
+    /** Why it ends when that is not its source's doing. */
+    private reason: EndReason | undefined;
     /** The transport's pending read. */
     private resolveNext: ((result: IteratorResult<T>) => void) | undefined;
     private rejectNext: ((error: unknown) => void) | undefined;
@@ -156,12 +166,12 @@ export function createSubscriptionRegistry(options: SubscriptionRegistryOptions)
       try {
         for (;;) {
           const result = await this.source.next();
-          if (this.ended) return;
+          if (this.ended || this.ending) return;
           if (result.done) return this.settle({ done: true });
           this.push(result.value);
         }
       } catch (error) {
-        if (!this.ended) this.settle({ error });
+        if (!this.ended && !this.ending) this.settle({ error });
       }
     }
 
@@ -185,7 +195,7 @@ export function createSubscriptionRegistry(options: SubscriptionRegistryOptions)
         return;
       }
       this.resolveNext = this.rejectNext = undefined;
-      this.finish('error' in last ? 'error' : 'completed');
+      this.finish(this.reason ?? ('error' in last ? 'error' : 'completed'));
       if ('error' in last) reject(last.error);
       else resolve(DONE);
     }
@@ -200,7 +210,7 @@ export function createSubscriptionRegistry(options: SubscriptionRegistryOptions)
       if (this.ended) return Promise.resolve(DONE);
       const last = this.last;
       if (last) {
-        this.finish('error' in last ? 'error' : 'completed');
+        this.finish(this.reason ?? ('error' in last ? 'error' : 'completed'));
         return 'error' in last ? Promise.reject(last.error) : Promise.resolve(DONE);
       }
       return new Promise((resolve, reject) => {
@@ -221,6 +231,23 @@ export function createSubscriptionRegistry(options: SubscriptionRegistryOptions)
 
     [Symbol.asyncIterator]() {
       return this;
+    }
+
+    endWith(last: T) {
+      if (this.ended || this.ending) return;
+      this.ending = true;
+      const sourceEnded = this.last !== undefined;
+      // What was queued is dropped: the client learns first that the stream ends, and why.
+      for (const item of this.queue) this.connection.queued -= item.bytes;
+      this.queue.length = 0;
+      this.push(last);
+      this.reason = 'unauthenticated';
+      this.settle({ done: true });
+      if (!sourceEnded) {
+        void Promise.resolve()
+          .then(() => this.source.return?.())
+          .catch((error: unknown) => log.warn({ err: error, requestId: this.start.requestId }, 'a subscription failed to close'));
+      }
     }
 
     /** Ends it from outside (the client, or its connection): the source is closed, a pending read answers done. */
@@ -300,8 +327,9 @@ function sizeOf(value: unknown): number {
   }
 }
 
-function ended<T>(): AsyncIterableIterator<T> {
+function ended<T>(): FollowedSubscription<T> {
   return {
+    endWith: () => undefined,
     next: () => Promise.resolve(DONE),
     return: () => Promise.resolve(DONE),
     [Symbol.asyncIterator]() {
