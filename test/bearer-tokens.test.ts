@@ -521,6 +521,13 @@ describe('a provider whose key set fails: the provider is never flooded, the las
       expect(first.status).toBe(503);
       const retryAfter = Number(first.headers.get('retry-after'));
       expect(retryAfter).toBe(COOLDOWN_MS / 1000);
+      // The legacy door tells the same time (a second may have passed).
+      const rpc = await fetch(`${cold.url}/listQueues`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(token) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'listQueues' }) });
+      expect(rpc.status).toBe(503);
+      const rpcRetryAfter = Number(rpc.headers.get('retry-after'));
+      expect(rpcRetryAfter).toBeGreaterThanOrEqual(1);
+      expect(rpcRetryAfter).toBeLessThanOrEqual(retryAfter);
+      expect(((await rpc.json()) as { error: { data: { retryAfterSeconds: number } } }).error.data.retryAfterSeconds).toBe(rpcRetryAfter);
       const discoveries = provider.discoveryReads();
       await provider.resume();
       expect((await httpRefusal(cold.url, token)).status).toBe(503);

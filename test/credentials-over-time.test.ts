@@ -5,7 +5,7 @@ import { startGateway, type Gateway } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { TOKEN_EXPIRED_REASON } from '../src/edge/ws.js';
 import { DATABASES, freshDatabase, type FreshDatabase } from './helpers/databases.js';
-import { gql, NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
+import { gql, NO_WORKERS, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer } from './helpers/keys.js';
 import { GATEWAY_RESOURCE, signingKey, startTestProvider, type TestProvider } from './helpers/oidc-provider.js';
 import { openSocket, openStream, until, type OpenSocket, type OpenStream } from './helpers/open-connections.js';
@@ -165,7 +165,10 @@ describe('credentials over time across two processes on one PostgreSQL database'
     const revoked = await gql(a.url, `mutation { revokeApiKey(id: "${apiKey.id}") { revokedAt } }`, {}, bearer(adminKey));
     expect(revoked.errors).toBeUndefined();
     await Promise.all([expectSocketRefused(socket, REVOKED, revokedAt), expectSocketRefused(other, REVOKED, revokedAt), expectStreamRefused(stream, REVOKED, revokedAt)]);
+    // Every other door of that process refuses the key too.
     expect((await gql(bUrl, 'mutation { resumeQueue(name: "q") { paused } }', {}, bearer(key))).status).toBe(401);
+    expect((await post(bUrl, '/resumeQueue', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resumeQueue', params: { name: 'q' } }), bearer(key))).status).toBe(401);
+    expect((await post(bUrl, '/rpc', JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'resumeQueue', params: { name: 'q' } }]), bearer(key))).status).toBe(401);
     expect(await paused(a.url, adminKey, 'q')).toBe(true);
     const ended = () => b.logLines.filter((l) => l.msg === 'an API key was revoked: its sockets and streams are ended');
     await until(() => ended().length > 0, 2000, 'the other process logs why it ended them');
