@@ -2,7 +2,6 @@ import type { Logger } from '../log.js';
 import type { Principal } from './principal.js';
 import type { Unauthenticated } from './caller.js';
 import { bearerChallenge } from './bearer-challenge.js';
-import { untilDeadline } from '../runtime/deadline.js';
 
 // A credential holds for the life of what it opened, not only at its start. Whatever stays open on a caller's
 // credential (a graphql-ws socket, an SSE stream) is held here, and ended when the credential stops being valid:
@@ -83,13 +82,17 @@ export function createCredentialWatch(options: CredentialWatchOptions): Credenti
   async function lookAtKeys(): Promise<void> {
     const ids = [...byKey.keys()];
     if (ids.length === 0) return;
-    let live: ReadonlySet<string> | undefined;
-    const read = options.liveKeys(ids).then((found) => (live = found));
     // A look-up that outlives a round is abandoned (the database may be gone without closing its connections).
-    const settled = await untilDeadline(read, keyRecheckMs);
-    read.catch(() => undefined);
-    if (!settled || live === undefined) {
-      const reason = settled ? await read.then(() => 'no answer', (error: unknown) => (error as Error).message) : `no answer within ${keyRecheckMs} ms`;
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      options.liveKeys(ids).then(
+        (live) => ({ live }),
+        (error: unknown) => ({ reason: (error as Error).message }),
+      ),
+      new Promise<{ reason: string }>((resolve) => (timer = setTimeout(() => resolve({ reason: `no answer within ${keyRecheckMs} ms` }), keyRecheckMs))),
+    ]).finally(() => clearTimeout(timer));
+    if (!('live' in outcome)) {
+      const { reason } = outcome;
       if (!failing) log.warn({ reason }, 'revoked API keys cannot be looked up now; open sockets and streams keep their keys until they can');
       failing = true;
       return;
@@ -97,7 +100,7 @@ export function createCredentialWatch(options: CredentialWatchOptions): Credenti
     if (failing) log.info('revoked API keys can be looked up again');
     failing = false;
     for (const id of ids) {
-      if (live.has(id)) continue;
+      if (outcome.live.has(id)) continue;
       const holders = byKey.get(id);
       byKey.delete(id);
       if (holders?.size) {
