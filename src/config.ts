@@ -23,7 +23,13 @@ const envSchema = z.object({
   /** PostgreSQL only: how long opening a connection may take before the attempt fails (a fault, retried). */
   DATABASE_CONNECT_TIMEOUT_MS: int(5000, 100, 600_000),
   /** PostgreSQL only: server-side statement_timeout of every pooled connection; 0 = none. */
-  DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 86_400_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(15_000, 0, 86_400_000),
+  /**
+   * PostgreSQL only: client-side deadline of a pooled connection's statement (a server that vanished answers no
+   * statement_timeout); its connection is then closed. Default: DATABASE_STATEMENT_TIMEOUT_MS + 5000, or 20000 when
+   * that is 0. 0 = none.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
   /** PostgreSQL only: distinct statements prepared by name on each connection; 0 for a pooler that cannot carry them. */
   DATABASE_PREPARED_STATEMENTS: int(DEFAULT_PREPARED_STATEMENTS, 0, 10_000),
   /** Longest pause between retries after a fault: worker rounds, LISTEN reconnects, settling writes. */
@@ -179,7 +185,12 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 1, 31_536_000),
 });
 
-export type Config = Omit<z.output<typeof envSchema>, 'AUTH'> & { AUTH: 'on' | 'off' };
+export type Config = Omit<z.output<typeof envSchema>, 'AUTH' | 'DATABASE_QUERY_TIMEOUT_MS'> & { AUTH: 'on' | 'off'; DATABASE_QUERY_TIMEOUT_MS: number };
+
+/** How much longer than the server's statement_timeout the client waits by default: the server's own cancel comes first. */
+const QUERY_TIMEOUT_MARGIN_MS = 5000;
+/** The client-side statement deadline when there is no statement_timeout to follow. */
+const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
 
 const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
 
@@ -215,7 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration:\n  AUTH: "off" is allowed only when HOST is a loopback address (127.0.0.0/8, ::1, localhost); HOST is "${result.data.HOST}". Set AUTH=on and create a key with \`npm run keys -- create\`.`,
     );
   }
-  return { ...result.data, AUTH: auth };
+  const statementTimeout = result.data.DATABASE_STATEMENT_TIMEOUT_MS;
+  const queryTimeout = result.data.DATABASE_QUERY_TIMEOUT_MS ?? (statementTimeout ? statementTimeout + QUERY_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS);
+  return { ...result.data, AUTH: auth, DATABASE_QUERY_TIMEOUT_MS: queryTimeout };
 }
 
 /** What is wrong with the OpenID settings taken together; null when nothing is. */
