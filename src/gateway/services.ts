@@ -49,7 +49,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
     // Events may have been missed while the LISTEN connection was away: every worker polls, every retry tries now.
     bus.onResync(() => loops.pollAll());
     const trust = new TrustStore(database.prisma, config, bus);
-    const metrics = createMetrics(database.prisma, log, database.disk);
+    const metrics = createMetrics(database.prisma, log, { disk: database.disk, loops });
     const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
     const services: AppServices = {
       db: database.prisma,
@@ -90,7 +90,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
         trust.close();
         await services.verifier.close();
         await untilDeadline(services.rateLimiter.close(), Math.max(0, deadline - Date.now()));
-        await bus.close();
+        await untilDeadline(bus.close(), Math.max(0, deadline - Date.now()));
         await untilDeadline(database.close(), Math.max(0, deadline - Date.now()));
       },
     };

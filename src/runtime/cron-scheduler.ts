@@ -5,8 +5,7 @@ import { fireDueJobs } from '../scheduler/firing.js';
 import { reapJobInstances } from '../db/sql/reapJobInstances.js';
 import type { JobExecutor } from '../scheduler/executor.js';
 import type { Worker } from './types.js';
-import { faultBackoff } from './backoff.js';
-import { superviseLoop } from './supervised-loop.js';
+import { loopLimits, superviseLoop } from './supervised-loop.js';
 
 // The cron scheduler of one process, two supervised loops: `cron` fires due jobs (claimed in batches), hands the
 // instances to the executor and sleeps until the earliest nextRunTime (at most SCHEDULER_MAX_SLEEP_MS; a change to
@@ -16,14 +15,14 @@ import { superviseLoop } from './supervised-loop.js';
 export function createCronScheduler(services: AppServices, executor: JobExecutor, log: Logger): Worker {
   const { db, config, bus, loops } = services;
   const options = { batchSize: config.SCHEDULER_BATCH_SIZE, misfireThresholdMs: config.SCHEDULER_MISFIRE_THRESHOLD_MS };
-  const backoff = faultBackoff(config);
+  const limits = loopLimits(config);
   let unsubscribe: (() => void) | undefined;
 
   const cron = loops.add(
     superviseLoop({
       name: 'cron',
       log,
-      backoff,
+      ...limits,
       async round(stopping) {
         if (stopping.aborted) return 0;
         const round = await fireDueJobs(db, executor.id, options);
@@ -41,7 +40,7 @@ export function createCronScheduler(services: AppServices, executor: JobExecutor
     superviseLoop({
       name: 'job-reaper',
       log,
-      backoff,
+      ...limits,
       async round() {
         const lost = await reapJobInstances(db, new Date());
         if (lost) log.warn({ count: lost }, 'job instances failed as lost: their gateway process stopped mid-run');
@@ -57,9 +56,9 @@ export function createCronScheduler(services: AppServices, executor: JobExecutor
       cron.start();
       reaper.start();
     },
-    async stop() {
+    async stop(deadline) {
       unsubscribe?.();
-      await Promise.all([cron.stop(), reaper.stop()]);
+      await Promise.all([cron.stop(deadline), reaper.stop(deadline)]);
     },
     nudge: cron.nudge,
   };

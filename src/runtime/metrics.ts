@@ -5,6 +5,7 @@ import { countTasks } from '../db/sql/countTasks.js';
 import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { observeGroupCommits } from '../db/group-commit.js';
+import type { LoopRegistry, LoopState } from './supervised-loop.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
 // Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
@@ -30,10 +31,39 @@ export interface GatewayMetrics {
   readonly subscriptionsOpen: Gauge<'transport'>;
 }
 
-export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
+const LOOP_STATES: readonly LoopState[] = ['idle', 'running', 'backing-off', 'stalled', 'stopped'];
+
+export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number } | undefined; loops?: LoopRegistry } = {}): GatewayMetrics {
+  const { disk, loops } = options;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
   const registers = [registry];
+  if (loops) {
+    // What /readyz says of each worker loop, for alerts: a loop backing off or stalled is not doing its job.
+    new Gauge({
+      name: 'gateway_worker_loop_state',
+      help: 'Each worker loop of this process: 1 for the state it is in (running, backing-off, stalled, ...), 0 for the others.',
+      labelNames: ['loop', 'state'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const loop of loops.statuses()) for (const state of LOOP_STATES) this.set({ loop: loop.name, state }, loop.state === state ? 1 : 0);
+      },
+    });
+    const counted = new Map<string, number>();
+    new Counter({
+      name: 'gateway_worker_loop_stalls_total',
+      help: 'Rounds of each worker loop abandoned at WORKER_ROUND_DEADLINE_MS (they waited on something that did not answer).',
+      labelNames: ['loop'] as const,
+      registers,
+      collect() {
+        for (const loop of loops.statuses()) {
+          this.inc({ loop: loop.name }, loop.stalls - (counted.get(loop.name) ?? 0));
+          counted.set(loop.name, loop.stalls);
+        }
+      },
+    });
+  }
   if (disk) {
     // The embedded database's disk, read by the guard (src/db/disk-guard.ts) at most a second ago: alert well above the floor.
     new Gauge({

@@ -9,9 +9,8 @@ import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
-import { faultBackoff } from './backoff.js';
 import { startLeaseRenewal } from './lease-renewal.js';
-import { superviseLoop } from './supervised-loop.js';
+import { loopLimits, superviseLoop } from './supervised-loop.js';
 import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
 import { untilDeadline } from './deadline.js';
 
@@ -31,7 +30,8 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   const { db, config, bus, loops } = services;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const logger = log.child({ worker: 'task-dispatcher', workerId });
-  const backoff = faultBackoff(config);
+  const limits = loopLimits(config);
+  const { backoff } = limits;
   /** Attempts running or waiting to settle: their leases are renewed until they settle. */
   const inflight = new Map<string, Promise<void>>();
   /** Slots of TASK_CONCURRENCY held for claims under way (their tasks are not in `inflight` yet). */
@@ -110,7 +110,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     superviseLoop({
       name: 'task-dispatcher',
       log: logger,
-      backoff,
+      ...limits,
       /** One round; sleeps until something next becomes due (at most TASK_POLL_MS). */
       async round(signal) {
         const { queues, nextDueAt, unblocked } = await dispatchRound(db);
@@ -163,7 +163,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     logger,
     what: 'task',
     loops,
-    backoff,
+    limits,
   });
 
   return {
@@ -176,19 +176,22 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     async stop(deadline) {
       stopping = true;
       for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
-      await dispatch.stop();
+      await dispatch.stop(deadline - HAND_BACK_RESERVE_MS);
       // Running attempts may finish within TASK_STOP_WAIT_MS (and before the deadline); the rest are interrupted.
       const waitMs = Math.min(config.TASK_STOP_WAIT_MS, deadline - HAND_BACK_RESERVE_MS - Date.now());
       if (!(await untilDeadline(drained(), waitMs))) interrupt.abort();
-      // Settles still retrying give up when only the hand-back's time is left.
+      // Settles still retrying give up when only the hand-back's time is left; one waiting on a database that does not
+      // answer is left behind then (its lease decides).
       const cancelGiveUp = retry.giveUpAt(deadline - HAND_BACK_RESERVE_MS);
-      await drained();
+      await untilDeadline(drained(), deadline - HAND_BACK_RESERVE_MS - Date.now());
       cancelGiveUp();
-      await renewal.stop();
-      const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {
-        logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again');
-        return 0;
-      });
+      await renewal.stop(deadline - HAND_BACK_RESERVE_MS);
+      let handed = 0;
+      const handing = handBackTasks(db, [...unsettled], workerId).then(
+        (n) => (handed = n),
+        (error: unknown) => logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again'),
+      );
+      if (!(await untilDeadline(handing, deadline - Date.now()))) logger.error('handing tasks back got no answer by the shutdown deadline; their leases expire and they run again');
       if (handed) logger.info({ handed }, 'running tasks handed back for another process');
     },
     nudge: dispatch.nudge,
