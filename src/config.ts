@@ -35,7 +35,7 @@ const envSchema = z.object({
   /** Longest pause between retries after a fault: worker rounds, LISTEN reconnects, settling writes. */
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
   /** Longest one round of a worker loop may take; past it the round is abandoned, the loop restarted and /readyz names it. */
-  WORKER_ROUND_DEADLINE_MS: int(30_000, 100, 3_600_000),
+  WORKER_ROUND_DEADLINE_MS: int(10_000, 100, 3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
   /** How long a client may take to send a request's headers before it is answered 408 and cut. */

@@ -15,6 +15,7 @@ import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeByte
 import { StartupError } from './startup.js';
 import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
 import { watchPooledConnections } from './connection-deadline.js';
+import { untilDeadline } from '../runtime/deadline.js';
 import type { Logger } from '../log.js';
 
 export type Prisma = PrismaClient;
@@ -29,7 +30,12 @@ export interface Database {
   poolStats?(): { total: number; waiting: number; max: number };
   /** The embedded database's disk: free bytes and whether writes are refused (absent on PostgreSQL). */
   disk?: Pick<DiskGuard, 'state' | 'freeBytes' | 'minFreeBytes' | 'onFailed'>;
-  /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so. */
+  /**
+   * PostgreSQL: closes the pool's idle connections, for when their server may be gone (a worker round stalled): the
+   * next statements open new ones rather than wait on a dead one each. Answers how many it closed.
+   */
+  closeIdleConnections(): number;
+  /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so (idle pooled connections are closed then too). */
   listen(channel: string, handlers: ListenerHandlers): Promise<Listener>;
   close(): Promise<void>;
 }
@@ -84,6 +90,9 @@ export function databaseOptions(config: Config): DatabaseOptions {
  */
 export const KEEPALIVE_IDLE_MS = 10_000;
 
+/** How long closing waits for connections still in use before it closes them. */
+const POOL_END_WAIT_MS = 1000;
+
 /** How often the LISTEN connection proves it is alive (and how long that proof may take). */
 const LISTENER_HEARTBEAT_MS = 10_000;
 /**
@@ -110,7 +119,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   const pool = new pg.Pool(poolConfig);
   // An idle connection the server drops (a restart) is removed by the pool; the next statement opens another.
   pool.on('error', () => undefined);
-  watchPooledConnections(pool, options.queryTimeoutMs ?? 0, () =>
+  const pooled = watchPooledConnections(pool, options.queryTimeoutMs ?? 0, () =>
     options.log?.warn({ queryTimeoutMs: options.queryTimeoutMs }, 'a statement got no answer from the database in time: its connection and the idle ones were closed'),
   );
   const statementNames = preparedStatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS);
@@ -125,10 +134,18 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     prisma,
     adapterFactory,
     poolStats: () => ({ total: pool.totalCount, waiting: pool.waitingCount, max: poolConfig.max }),
+    closeIdleConnections: () => pooled.closeIdle(),
     async listen(channel, handlers) {
       const listener = await startPgListener(
         { connectionString, channel, connectTimeoutMs, backoff: { baseMs: 100, capMs: Math.min(options.backoffMaxMs ?? LISTENER_RECONNECT_MAX_MS, LISTENER_RECONNECT_MAX_MS) }, heartbeatMs: LISTENER_HEARTBEAT_MS, keepAliveIdleMs: KEEPALIVE_IDLE_MS },
-        handlers,
+        {
+          ...handlers,
+          // The LISTEN connection is the sentinel: the pooled connections that sat idle beside it went where it went.
+          onDisconnect(error) {
+            pooled.closeIdle();
+            handlers.onDisconnect(error);
+          },
+        },
       );
       listeners.add(listener);
       return {
@@ -145,7 +162,12 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
       await Promise.all([...listeners].map((l) => l.close()));
       listeners.clear();
       await prisma.$disconnect();
-      await pool.end();
+      // The pool ends once every connection is back; one still waiting on a server that vanished never comes back.
+      const ending = pool.end();
+      if (!(await untilDeadline(ending, POOL_END_WAIT_MS))) {
+        pooled.closeAll();
+        await ending;
+      }
     },
   };
 }
@@ -180,6 +202,7 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
     prisma,
     adapterFactory,
     ...(guard && { disk: guard }),
+    closeIdleConnections: () => 0,
     async listen(channel, handlers) {
       // In-process: nothing to lose, nothing to reconnect.
       const unlisten = await pglite.listen(channel, handlers.onPayload);

@@ -7,7 +7,8 @@ import type pg from 'pg';
 // way) has a client-side deadline: no byte from the server for DATABASE_QUERY_TIMEOUT_MS and its socket is destroyed,
 // which fails what waits on it (an outage: ETIMEDOUT) and makes the pool discard the connection instead of lending
 // it out again with a statement still stuck on it. The idle connections opened alongside it go too: they were opened
-// to the same server, and each would otherwise cost the next statement lent it another whole deadline.
+// to the same server, and each would otherwise cost the next statement lent it another whole deadline. Other signs
+// that the server may be gone (the LISTEN connection lost, a worker round stalled) close the idle ones as well.
 
 /** What the statements that met the deadline fail with: a socket timeout, as the driver adapter and the classifier know it. */
 export class QueryDeadlineError extends Error {
@@ -25,28 +26,56 @@ const socketOf = (client: pg.PoolClient): Socket | undefined => {
   return stream instanceof Socket ? stream : undefined;
 };
 
+/** What the watch offers: closing the idle connections when something else says their server may be gone. */
+export interface PooledConnections {
+  /** Closes every idle pooled connection (the next statements open new ones); answers how many. */
+  closeIdle(): number;
+  /** Closes every pooled connection, in use or not (at the end, when the pool's end waits on ones that never answer). */
+  closeAll(): void;
+}
+
 /** Arms the deadline on `pool`'s connections (0: none). `onDeadline` hears of each connection closed by it. */
-export function watchPooledConnections(pool: pg.Pool, timeoutMs: number, onDeadline?: () => void): void {
-  if (!timeoutMs) return;
+export function watchPooledConnections(pool: pg.Pool, timeoutMs: number, onDeadline?: () => void): PooledConnections {
   const idle = new Set<pg.PoolClient>();
+  const open = new Set<pg.PoolClient>();
+  const closeIdle = () => {
+    const closed = idle.size;
+    for (const client of idle) socketOf(client)?.destroy();
+    idle.clear();
+    return closed;
+  };
   pool.on('connect', (client) => {
     const socket = socketOf(client);
     if (!socket) return;
-    socket.on('close', () => idle.delete(client));
+    open.add(client);
+    socket.on('close', () => {
+      idle.delete(client);
+      open.delete(client);
+    });
     socket.on('timeout', () => {
       onDeadline?.();
       socket.destroy(new QueryDeadlineError(timeoutMs));
-      for (const other of idle) socketOf(other)?.destroy(new QueryDeadlineError(timeoutMs));
-      idle.clear();
+      closeIdle();
     });
   });
   pool.on('acquire', (client) => {
     idle.delete(client);
-    socketOf(client)?.setTimeout(timeoutMs);
+    if (timeoutMs) socketOf(client)?.setTimeout(timeoutMs);
   });
   pool.on('release', (error, client) => {
-    socketOf(client)?.setTimeout(0);
+    if (timeoutMs) socketOf(client)?.setTimeout(0);
     if (!error) idle.add(client);
   });
-  pool.on('remove', (client) => idle.delete(client));
+  pool.on('remove', (client) => {
+    idle.delete(client);
+    open.delete(client);
+  });
+  return {
+    closeIdle,
+    closeAll() {
+      for (const client of open) socketOf(client)?.destroy();
+      open.clear();
+      idle.clear();
+    },
+  };
 }

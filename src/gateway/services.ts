@@ -43,7 +43,8 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
   try {
     const migrations = await prepareDatabase(database, { databaseUrl: config.DATABASE_URL, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, migrateOnStart: config.MIGRATE_ON_START }, log);
     if (migrations.pending.length === 0 && config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
-    const loops = createLoopRegistry();
+    // A round that stalled most likely waits on a connection to a server that is gone; its idle siblings went with it.
+    const loops = createLoopRegistry({ onStall: () => database.closeIdleConnections() });
     const bus = await startEventBus(database, log.child({ component: 'event-bus' }));
     undo.push(() => bus.close());
     // Events may have been missed while the LISTEN connection was away: every worker polls, every retry tries now.

@@ -35,6 +35,8 @@ export interface SupervisedLoop {
   /** The database is back (the event bus reconnected): cuts any sleep short, back-off included. */
   poll(): void;
   status(): LoopStatus;
+  /** Calls `listener` each time a round is abandoned at its deadline. */
+  onStall(listener: () => void): void;
 }
 
 export interface LoopOptions {
@@ -71,12 +73,14 @@ export interface LoopRegistry {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export function createLoopRegistry(): LoopRegistry {
+/** `onStall`: a round of `loop` was abandoned at its deadline (what it waited on may be a connection that is dead). */
+export function createLoopRegistry(options: { onStall?: (loop: string) => void } = {}): LoopRegistry {
   const loops = new Set<SupervisedLoop>();
   const sleepers = new Set<() => void>();
   return {
     add(loop) {
       loops.add(loop);
+      loop.onStall(() => options.onStall?.(loop.name));
       return loop;
     },
     statuses: () => [...loops].map((l) => l.status()),
@@ -115,6 +119,7 @@ export function superviseLoop(options: LoopOptions): SupervisedLoop {
   let stallSaid = false;
   let failingSince = 0;
   let loop: Promise<void> | undefined;
+  const stallListeners: (() => void)[] = [];
 
   /** Runs one round under its deadline; an abandoned round goes on alone, its end heard only at debug. */
   async function runRound(): Promise<RoundEnd> {
@@ -157,6 +162,7 @@ export function superviseLoop(options: LoopOptions): SupervisedLoop {
         if (end.kind === 'stalled') {
           stalls += 1;
           state = 'stalled';
+          for (const listener of stallListeners) listener();
           if (!stallSaid) {
             log.warn(
               { loop: name, roundDeadlineMs: options.roundDeadlineMs, failures },
@@ -205,5 +211,8 @@ export function superviseLoop(options: LoopOptions): SupervisedLoop {
       wakeUp.wake();
     },
     status: () => ({ name, state, failures, stalls }),
+    onStall(listener) {
+      stallListeners.push(listener);
+    },
   };
 }
