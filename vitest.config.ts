@@ -19,7 +19,7 @@ const require = createRequire(import.meta.url);
  * with nothing else running, since a second busy file is what breaks such a bound.
  */
 const CONTAINER = ['test/container.test.ts'];
-const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts', 'test/failover.test.ts'];
+const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts', 'test/failover.test.ts', 'test/task-fairness.test.ts'];
 const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/console-sign-in.test.ts', 'test/front-end-example.test.ts'];
 const TIMING = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool

@@ -171,6 +171,10 @@ const envSchema = z.object({
   TASK_DISPATCHER: bool.default(true),
   /** Tasks one process runs at once, whatever the queues' rates. */
   TASK_CONCURRENCY: int(100, 1, 10_000),
+  /** The most tasks of one queue a process runs at once unless the queue sets maxConcurrentDispatches; default: half of TASK_CONCURRENCY. */
+  TASK_QUEUE_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Longest deadline a task's attempt may have (target.timeoutSeconds): how long one hanging target may hold a task slot. */
+  TASK_MAX_TIMEOUT_SECONDS: int(600, 1, 1800),
   /** A claimed task's lease, renewed every third of it while it runs; a dead process's tasks run again after it. */
   TASK_LEASE_SECONDS: int(30, 1, 3600),
   /** Longest sleep of the dispatcher between rounds; bounds the delay when a wake-up NOTIFY is lost. */
@@ -187,7 +191,11 @@ const envSchema = z.object({
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 1, 31_536_000),
 });
 
-export type Config = Omit<z.output<typeof envSchema>, 'AUTH' | 'DATABASE_QUERY_TIMEOUT_MS'> & { AUTH: 'on' | 'off'; DATABASE_QUERY_TIMEOUT_MS: number };
+export type Config = Omit<z.output<typeof envSchema>, 'AUTH' | 'DATABASE_QUERY_TIMEOUT_MS' | 'TASK_QUEUE_CONCURRENCY'> & {
+  AUTH: 'on' | 'off';
+  DATABASE_QUERY_TIMEOUT_MS: number;
+  TASK_QUEUE_CONCURRENCY: number;
+};
 
 /** How much longer than the server's statement_timeout the client waits by default: the server's own cancel comes first. */
 const QUERY_TIMEOUT_MARGIN_MS = 5000;
@@ -230,7 +238,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const statementTimeout = result.data.DATABASE_STATEMENT_TIMEOUT_MS;
   const queryTimeout = result.data.DATABASE_QUERY_TIMEOUT_MS ?? (statementTimeout ? statementTimeout + QUERY_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS);
-  return { ...result.data, AUTH: auth, DATABASE_QUERY_TIMEOUT_MS: queryTimeout };
+  // One queue whose targets all hang may hold half of a process's task slots by default: the others keep the rest.
+  const queueConcurrency = result.data.TASK_QUEUE_CONCURRENCY ?? Math.ceil(result.data.TASK_CONCURRENCY / 2);
+  return { ...result.data, AUTH: auth, DATABASE_QUERY_TIMEOUT_MS: queryTimeout, TASK_QUEUE_CONCURRENCY: queueConcurrency };
 }
 
 /** What is wrong with the OpenID settings taken together; null when nothing is. */

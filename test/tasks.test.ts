@@ -136,6 +136,29 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(Date.parse(done.finishTime)).toBeGreaterThanOrEqual(Date.parse(done.startTime));
   }, 30_000);
 
+  it("runs no more of a queue's tasks at once than its maxConcurrentDispatches (one process), and does reach it", async () => {
+    await rpc(url, 'createQueue', { name: 'capped', rate: 20, maxConcurrentDispatches: 4 });
+    await rpc(url, 'pauseQueue', { name: 'capped' });
+    for (let i = 0; i < 20; i++) await create('capped', `c${i}`, { target: target('/work', { url: `${sink.url}/work?ms=80` }) });
+    sink.resetMax();
+    await rpc(url, 'resumeQueue', { name: 'capped' });
+    await eventually(async () => (await summary('capped')).SUCCEEDED === 20, 20_000);
+    expect(sink.maxConcurrent).toBe(4);
+  }, 30_000);
+
+  it('a task attempt deadline above TASK_MAX_TIMEOUT_SECONDS (600) is refused by both doors, naming the setting', async () => {
+    await rpc(url, 'createQueue', { name: 'deadlines' });
+    const legacy = await create('deadlines', 'long', { target: target('/ok', { timeoutSeconds: 601 }) });
+    expect(legacy.body.error.code).toBe(INVALID_PARAMS);
+    expect(legacy.body.error.data.fields).toEqual([
+      { field: 'params.target.timeoutSeconds', message: 'must be at most 600 (TASK_MAX_TIMEOUT_SECONDS: the longest attempt a gateway process holds a task slot for)' },
+    ]);
+    const graphql = await gql(url, 'mutation($i: CreateTaskInput!) { createTask(input: $i) { name } }', { i: { queueName: 'deadlines', name: 'long', target: { url: `${sink.url}/ok`, timeoutSeconds: 1800 } } });
+    expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'input.target.timeoutSeconds' }] });
+    expect((await create('deadlines', 'longest', { target: target('/ok', { timeoutSeconds: 600 }) })).status).toBe(200);
+    expect((await rpc(url, 'getTask', { queueName: 'deadlines', name: 'long' })).body.error.code).toBe(NOT_FOUND);
+  });
+
   it('cancel takes only READY or BLOCKED tasks; restart only FAILED ones; retries back off up to maxAttempts, then FAILED', async () => {
     await rpc(url, 'createQueue', { name: 'rules' });
     await rpc(url, 'pauseQueue', { name: 'rules' });
@@ -263,6 +286,37 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
       expect(ws.results).toEqual([{ data: { taskStatusChanged: { status } } }]);
     }
   });
+});
+
+describe('TASK_MAX_TIMEOUT_SECONDS (PostgreSQL)', () => {
+  it('an attempt runs with the cap as its deadline, even for a task stored with a longer one before the cap was lowered', async () => {
+    const sink = await startTaskSink();
+    const t = await startTestGateway('postgres', { TASK_MAX_TIMEOUT_SECONDS: '1', TASK_POLL_MS: '200', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+    const sql = new pg.Client({ connectionString: t.db.url });
+    await sql.connect();
+    try {
+      await rpc(t.url, 'createQueue', { name: 'short', rate: 5 });
+      await rpc(t.url, 'pauseQueue', { name: 'short' });
+      for (const name of ['at-cap', 'stored-longer']) {
+        expect((await rpc(t.url, 'createTask', { queueName: 'short', name, maxAttempts: 1, target: { url: `${sink.url}/hold`, timeoutSeconds: 1 } })).status).toBe(200);
+      }
+      // As a task created while the cap was 1800 holds it.
+      await sql.query(`UPDATE "Task" SET target = jsonb_set(target, '{timeoutSeconds}', '1800') WHERE name = 'stored-longer'`);
+      await rpc(t.url, 'resumeQueue', { name: 'short' });
+      const failed = await eventually(async () => {
+        const tasks = await Promise.all(['at-cap', 'stored-longer'].map(async (name) => (await rpc(t.url, 'getTask', { queueName: 'short', name })).body.result));
+        return tasks.every((task) => task.status === 'FAILED') && tasks;
+      }, 10_000);
+      for (const task of failed) {
+        expect(task.lastError).toMatch(/no answer from .*\/hold within 1 s/);
+        expect(Date.parse(task.finishTime) - Date.parse(task.startTime)).toBeLessThan(3000);
+      }
+    } finally {
+      await sql.end();
+      await t.close();
+      await sink.close();
+    }
+  }, 30_000);
 });
 
 describe('graceful stop hands running tasks back (PostgreSQL)', () => {

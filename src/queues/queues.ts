@@ -53,14 +53,19 @@ const creations = groupCommitPer('queue_create', (db: PrismaClient) => ({
   write: (queues: NewQueue[]) => insertQueues(db, queues),
 }));
 
+/** A queue's per-process cap as stored: 0 (the default share) is null. */
+const storedCap = (cap: number | undefined) => (cap === 0 ? null : cap);
+
 export async function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
-  const queue = await creations(db).submit(input);
+  const queue = await creations(db).submit({ ...input, maxConcurrentDispatches: storedCap(input.maxConcurrentDispatches) });
   if (!queue) throw new ConflictError(`queue "${input.name}" already exists`);
   return queue;
 }
 
 export function updateQueue(db: PrismaClient, name: string, input: QueueUpdateInput): Promise<Queue> {
-  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { ...input, updateTime: new Date() } }));
+  const { maxConcurrentDispatches, ...rest } = input;
+  const data = { ...rest, ...(maxConcurrentDispatches !== undefined && { maxConcurrentDispatches: storedCap(maxConcurrentDispatches) }), updateTime: new Date() };
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data }));
 }
 
 export function setQueueStatus(db: PrismaClient, name: string, status: QueueStatusName): Promise<Queue> {

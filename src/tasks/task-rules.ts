@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConflictError } from '../errors.js';
 import { queueName } from '../queues/queue-rules.js';
-import { storableDate } from '../validation.js';
+import { builtOncePerLimits, storableDate } from '../validation.js';
 
 // Every rule about what a task may hold and how its status may change; the GraphQL and JSON-RPC edges validate
 // with these schemas and every SQL statement that moves a task takes its `from` statuses from TASK_TRANSITIONS.
@@ -59,7 +59,14 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, 'must
 /** Set by the dispatcher on every attempt; a target may not override them. */
 export const RESERVED_HEADERS = ['x-task-queue', 'x-task-name', 'x-task-id', 'x-task-attempt', 'content-length', 'host'];
 
-export const taskTarget = z.strictObject(
+/** An attempt's deadline when the target names none. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+/**
+ * A task's HTTP target. `maxTimeoutSeconds` (TASK_MAX_TIMEOUT_SECONDS) bounds one attempt's deadline: each attempt
+ * holds one of a process's task slots until it ends, so a target that never answers holds it that long.
+ */
+const taskTargetWithin = (maxTimeoutSeconds: number) => z.strictObject(
   {
     url: z
       .string({ message: 'must be a string' })
@@ -72,21 +79,31 @@ export const taskTarget = z.strictObject(
       .default({}),
     /** Sent as is; when absent the task's payload is sent as JSON (methods that carry a body). */
     body: z.string({ message: 'must be a string' }).max(1_048_576, 'at most 1 MiB').optional(),
-    timeoutSeconds: z.number({ message: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(1800, 'must be at most 1800').default(30),
+    timeoutSeconds: z
+      .number({ message: 'must be a number' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(maxTimeoutSeconds, `must be at most ${maxTimeoutSeconds} (TASK_MAX_TIMEOUT_SECONDS: the longest attempt a gateway process holds a task slot for)`)
+      .default(Math.min(DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds)),
   },
   { message: 'must be an object {url, method?, headers?, body?, timeoutSeconds?}' },
 );
-export type TaskTarget = z.output<typeof taskTarget>;
+export type TaskTarget = z.output<ReturnType<typeof taskTargetWithin>>;
+/** The deadline an attempt runs with: what the target says, never above TASK_MAX_TIMEOUT_SECONDS (a task stored before it was lowered). */
+export function attemptTimeoutSeconds(target: Pick<TaskTarget, 'timeoutSeconds'> | { timeoutSeconds?: number }, maxTimeoutSeconds: number): number {
+  return Math.min(target.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds);
+}
 
 const backoffMs = z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(86_400_000, 'must be at most 86400000 (one day)');
 
-export const createTaskInput = z
+/** A new task, its attempt deadline bounded by TASK_MAX_TIMEOUT_SECONDS. */
+export const createTaskRule = builtOncePerLimits((maxTimeoutSeconds: number) => z
   .strictObject({
     queueName,
     name: taskName,
     description: z.string({ message: 'must be a string' }).max(1024, 'at most 1024 characters').optional(),
     payload: z.unknown().optional(),
-    target: taskTarget,
+    target: taskTargetWithin(maxTimeoutSeconds),
     scheduleTime: storableDate('must be an ISO 8601 date-time').optional(),
     dependsOn: z.array(taskName, { message: 'must be an array of task names' }).max(100, 'at most 100 tasks').optional(),
     maxAttempts: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
@@ -94,8 +111,8 @@ export const createTaskInput = z
     maxBackoffMs: backoffMs.optional(),
   })
   .refine((t) => (t.minBackoffMs ?? 1000) <= (t.maxBackoffMs ?? 300_000), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
-  .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] });
-export type CreateTaskInput = z.output<typeof createTaskInput>;
+  .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] }));
+export type CreateTaskInput = z.output<ReturnType<typeof createTaskRule>>;
 
 export const taskKey = z.strictObject({ queueName, name: taskName });
 export type TaskKey = z.output<typeof taskKey>;
