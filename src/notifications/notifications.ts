@@ -6,6 +6,7 @@ import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { acceptNotifications as acceptStatement, type AcceptRequest } from '../db/sql/acceptNotifications.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { groupCommitPer } from '../db/group-commit.js';
+import { dbNow } from '../db/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { readPage, type Page, type Window } from '../pagination.js';
 import {
@@ -124,7 +125,7 @@ export async function acceptNotifications<K extends SendChannel>(
   if (channel === 'webhook') options.outbound.assertAllowed((r as SendRequests['webhook']).url, 'url');
   const key = options.idempotencyKey ?? null;
   const incomingId = randomUUID();
-  const now = new Date();
+  const now = dbNow(db);
   const sendAfter = r.sendAfter !== undefined ? new Date(r.sendAfter) : null;
   const flag = r.flag ?? 'NORMAL';
   const fileGroupId = channel === 'email' ? ((r as SendRequests['email']).fileGroupId ?? null) : null;
@@ -208,7 +209,7 @@ const acceptQueueOf = groupCommitPer('notification_accept', (db: PrismaClient) =
 /** Stores a system's settings of a channel (already parsed by its schema); URLs in them must be ones the gateway may call. */
 export async function setSystemChannel(db: PrismaClient, systemId: string, channel: AdapterChannelName, config: Prisma.InputJsonValue, outbound: OutboundPolicy) {
   assertChannelUrlsAllowed(channel, config, outbound);
-  const now = new Date();
+  const now = dbNow(db);
   return db.systemChannel.upsert({
     where: { systemId_channel: { systemId, channel } },
     create: { systemId, channel, config, createTime: now, updateTime: now },
@@ -324,8 +325,8 @@ export async function changeNotificationStatus(db: PrismaClient, type: string, i
         where: { id: { in: batch }, status: from },
         data: {
           status,
-          updateTime: new Date(),
-          ...(status === 'PENDING' && { attempts: 0, lastError: null, availableAt: new Date(), lockedBy: null, lockedUntil: null }),
+          updateTime: dbNow(db),
+          ...(status === 'PENDING' && { attempts: 0, lastError: null, availableAt: dbNow(db), lockedBy: null, lockedUntil: null }),
         },
       });
       changed += count;

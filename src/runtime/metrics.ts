@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { observeGroupCommits } from '../db/group-commit.js';
 import type { LoopRegistry, LoopState } from './supervised-loop.js';
+import { clockOffsetOf } from '../db/clock.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
 // Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
@@ -38,6 +39,16 @@ export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
   const registers = [registry];
+  new Gauge({
+    name: 'gateway_clock_offset_seconds',
+    help: "This process's clock minus the database's, in seconds (measured at start and every minute); schedules, leases and backoffs follow the database's clock, and the process warns above 1 s either way.",
+    registers,
+    collect() {
+      const offsetMs = clockOffsetOf(db);
+      if (offsetMs === undefined) this.reset();
+      else this.set(offsetMs / 1000);
+    },
+  });
   if (loops) {
     // What /readyz says of each worker loop, for alerts: a loop backing off or stalled is not doing its job.
     new Gauge({

@@ -9,6 +9,7 @@ import type { BackoffPolicy } from '../runtime/backoff.js';
 import type { LoopRegistry } from '../runtime/supervised-loop.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { untilDeadline } from '../runtime/deadline.js';
+import { dbNow } from '../db/clock.js';
 
 // Runs fired instances in this process: performs the target with the job's retry policy, then settles the
 // instance SUCCEEDED or FAILED. Settlements are written in batches (one statement per flush), so 1,000 firings a
@@ -111,7 +112,7 @@ export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: 
     settle({
       id: instance.id,
       status: outcome.ok ? 'SUCCEEDED' : 'FAILED',
-      finishTime: new Date().toISOString(),
+      finishTime: dbNow(db).toISOString(),
       attempts: attempt,
       result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
       error: outcome.ok ? null : (outcome.error ?? 'failed'),
