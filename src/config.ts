@@ -6,6 +6,7 @@ import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
 import { parseManifestPaths, parseTrustedDocumentsPolicy } from './pipeline/trusted-documents.js';
 import { ASYMMETRIC_ALGORITHMS, DEFAULT_TOKEN_ALGORITHMS } from './access/token-rules.js';
+import { DEFAULT_RETRY_SCHEDULE, retryScheduleText } from './notifications/retry-schedule.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -184,8 +185,8 @@ const envSchema = z.object({
   DELIVERY_WORKER: bool.default(true),
   DELIVERY_LEASE_SECONDS: int(60, 1, 86_400),
   DELIVERY_BATCH: int(20, 1, 1000),
-  DELIVERY_MAX_ATTEMPTS: int(5, 1, 100),
-  DELIVERY_BACKOFF_BASE_MS: int(1000, 1),
+  /** Waits before each retry of a notification (DEFAULT_RETRY_SCHEDULE: 5s,5m,30m,2h,5h,10h,10h), jittered; FAILED once spent. */
+  DELIVERY_RETRY_SCHEDULE: retryScheduleText.default(retryScheduleText.parse(DEFAULT_RETRY_SCHEDULE)),
   DELIVERY_POLL_MS: int(1000, 10),
   /** How long an Idempotency-Key answers with its first result; after that the key is free again (and its record deleted). */
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 1, 31_536_000),
@@ -211,7 +212,15 @@ export function isLoopbackHost(host: string): boolean {
 /** Every variable the gateway reads (docs/configuration.md documents each; a test checks). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
+/** Variables no longer read, and what replaced them: set, they stop the start rather than be ignored. */
+const REPLACED: Record<string, string> = {
+  DELIVERY_MAX_ATTEMPTS: 'DELIVERY_RETRY_SCHEDULE (its waits + 1 attempts, e.g. "5s,5m,30m,2h,5h,10h,10h")',
+  DELIVERY_BACKOFF_BASE_MS: 'DELIVERY_RETRY_SCHEDULE (the wait before each retry, e.g. "5s,5m,30m,2h,5h,10h,10h")',
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const replaced = Object.keys(REPLACED).filter((name) => env[name] !== undefined);
+  if (replaced.length) throw new Error(`Invalid configuration:\n${replaced.map((name) => `  ${name}: no longer read; use ${REPLACED[name]}`).join('\n')}`);
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const lines = toFieldIssues(result.error).map((i) => `  ${i.field}: ${i.message}`);

@@ -48,7 +48,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(reserved.body.error.code).toBe(INVALID_PARAMS);
     const unknownDep = await create('checks', 'd', { dependsOn: ['ghost'] });
     expect(unknownDep.body.error).toMatchObject({ code: INVALID_PARAMS, message: expect.stringContaining('no task "ghost" in queue "checks"') });
-    expect((await create('checks', 'once')).body.result).toMatchObject({ name: 'once', status: 'READY', attempts: 0, maxAttempts: 5 });
+    expect((await create('checks', 'once')).body.result).toMatchObject({ name: 'once', status: 'READY', attempts: 0, maxAttempts: 20, minBackoffMs: 1000, maxBackoffMs: 3_600_000 });
     expect((await create('checks', 'once')).body.error).toMatchObject({ code: CONFLICT, message: expect.stringContaining('already exists') });
     expect(await summary('shut')).toEqual({ queueName: 'shut', total: 0, BLOCKED: 0, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 });
     expect(await summary('checks')).toMatchObject({ total: 1, READY: 1 });
@@ -180,8 +180,8 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(failed).toMatchObject({ attempts: 3, result: { statusCode: 500, body: 'broken' }, lastError: expect.stringContaining('gave up after 3 attempt(s): HTTP 500') });
     const attempts = sink.hits.filter((h) => h.task === 'flaky');
     expect(attempts.map((h) => h.attempt)).toEqual([1, 2, 3]);
-    expect(attempts[1]!.start - attempts[0]!.start).toBeGreaterThanOrEqual(90); // backoff 100 ms
-    expect(attempts[2]!.start - attempts[1]!.start).toBeGreaterThanOrEqual(140); // doubled, capped at 150 ms
+    expect(attempts[1]!.start - attempts[0]!.start).toBeGreaterThanOrEqual(70); // backoff 100 ms, jittered by 20 %
+    expect(attempts[2]!.start - attempts[1]!.start).toBeGreaterThanOrEqual(140); // doubled (160-240 ms jittered), capped at 150 ms
     expect(Date.now() - t0).toBeLessThan(5000);
     expect((await rpc(url, 'cancelTask', { queueName: 'rules', name: 'flaky' })).body.error.code).toBe(CONFLICT);
     expect(await statusOf('rules', 'flaky')).toBe('FAILED');

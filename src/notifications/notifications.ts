@@ -217,6 +217,31 @@ export async function setSystemChannel(db: PrismaClient, systemId: string, chann
   });
 }
 
+/** A system's own retry schedule: for one channel, or for all its channels (`channel` "*"). */
+export type RetryScheduleRow = Prisma.RetryScheduleGetPayload<object>;
+
+/** The `channel` of a schedule that covers every channel of its system. */
+export const ALL_CHANNELS = '*';
+
+/**
+ * Sets (or, with null, removes: the default applies again) the waits before each retry of a system's notifications
+ * on `channel`, or on every channel when it is null. Units accepted from now on get 1 + its waits attempts; units
+ * already accepted keep their number of attempts and wait as the schedule in force says when they fail.
+ */
+export async function setRetrySchedule(db: PrismaClient, systemId: string, channel: SendChannel | null, scheduleMs: number[] | null): Promise<RetryScheduleRow | null> {
+  const key = { systemId, channel: channel ?? ALL_CHANNELS };
+  if (scheduleMs === null) {
+    await db.retrySchedule.deleteMany({ where: key });
+    return null;
+  }
+  const now = dbNow(db);
+  return db.retrySchedule.upsert({
+    where: { systemId_channel: key },
+    create: { ...key, scheduleMs, createTime: now, updateTime: now },
+    update: { scheduleMs, updateTime: now },
+  });
+}
+
 export async function createFileGroup(
   db: PrismaClient,
   systemId: string,

@@ -83,7 +83,7 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       case 'delivered':
         return completeNotification(db, id, workerId, outcome.providerMessageId ?? null);
       case 'retryable':
-        return retryNotification(db, id, workerId, outcome.reason, config.DELIVERY_BACKOFF_BASE_MS, outcome.retryAfterMs ?? 0);
+        return retryNotification(db, id, workerId, outcome.reason, config.DELIVERY_RETRY_SCHEDULE, outcome.retryAfterMs ?? 0);
       case 'permanent':
         return failNotification(db, id, workerId, outcome.reason);
     }

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
+import { pendingRetries } from '../db/sql/pendingRetries.js';
 import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { observeGroupCommits } from '../db/group-commit.js';
@@ -122,6 +123,36 @@ export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: {
     },
   });
   void tasksGauge;
+  // Notifications waiting out a retry wait, and when the first of them is tried again: an outage of a receiver shows
+  // here as a count that grows while the next attempt keeps moving forward.
+  let retries: Promise<Awaited<ReturnType<typeof pendingRetries>>> | undefined;
+  const readRetries = () =>
+    (retries ??= pendingRetries(db)
+      .catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) return [];
+        throw error;
+      })
+      .finally(() => setImmediate(() => (retries = undefined))));
+  new Gauge({
+    name: 'gateway_notifications_waiting_retry',
+    help: 'Notifications PENDING after a failed attempt, waiting for their next one, by channel.',
+    labelNames: ['channel'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await readRetries()) this.set({ channel: row.channel }, row.n);
+    },
+  });
+  new Gauge({
+    name: 'gateway_notifications_next_retry_timestamp_seconds',
+    help: 'When the earliest next attempt of a notification waiting after a failed attempt is due (Unix time, seconds), by channel.',
+    labelNames: ['channel'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await readRetries()) this.set({ channel: row.channel }, row.nextAt);
+    },
+  });
   // Under load a group commit writes many items per statement; near one on average under load means each write pays
   // a statement (and its NOTIFY's commit) of its own.
   const groupCommitItems = new Histogram({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConflictError } from '../errors.js';
 import { queueName } from '../queues/queue-rules.js';
 import { builtOncePerLimits, storableDate } from '../validation.js';
+import { jitterFactor } from '../jitter.js';
 
 // Every rule about what a task may hold and how its status may change; the GraphQL and JSON-RPC edges validate
 // with these schemas and every SQL statement that moves a task takes its `from` statuses from TASK_TRANSITIONS.
@@ -94,6 +95,14 @@ export function attemptTimeoutSeconds(target: Pick<TaskTarget, 'timeoutSeconds'>
   return Math.min(target.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds);
 }
 
+/**
+ * Defaults of a task's retries (the Task table's column defaults say the same): 20 attempts, waits doubling from 1 s
+ * up to 1 h, so that a target's outage of about 8 hours loses nothing.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 20;
+export const DEFAULT_MIN_BACKOFF_MS = 1000;
+export const DEFAULT_MAX_BACKOFF_MS = 3_600_000;
+
 const backoffMs = z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(86_400_000, 'must be at most 86400000 (one day)');
 
 /** A new task, its attempt deadline bounded by TASK_MAX_TIMEOUT_SECONDS. */
@@ -110,7 +119,7 @@ export const createTaskRule = builtOncePerLimits((maxTimeoutSeconds: number) => 
     minBackoffMs: backoffMs.optional(),
     maxBackoffMs: backoffMs.optional(),
   })
-  .refine((t) => (t.minBackoffMs ?? 1000) <= (t.maxBackoffMs ?? 300_000), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
+  .refine((t) => (t.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS) <= (t.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
   .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] }));
 export type CreateTaskInput = z.output<ReturnType<typeof createTaskRule>>;
 
@@ -127,7 +136,7 @@ export const taskFilter = z.strictObject({
 });
 export type TaskFilter = z.output<typeof taskFilter>;
 
-/** Backoff after the attempt-th failure: min * 2^(attempt-1), capped at max (Cloud Tasks' doubling). */
-export function backoffAfter(attempt: number, minMs: number, maxMs: number): number {
-  return Math.min(maxMs, minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+/** Backoff after the attempt-th failure: min * 2^(attempt-1) (Cloud Tasks' doubling), jittered, capped at max. */
+export function backoffAfter(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+  return Math.round(Math.min(maxMs, minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30) * jitterFactor(random)));
 }
