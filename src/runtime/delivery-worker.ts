@@ -18,8 +18,8 @@ import { untilDeadline } from './deadline.js';
 // The delivery worker, on a supervised loop: each round claims as many units as it has free slots (DELIVERY_BATCH at
 // once; one SQL statement, SKIP LOCKED, leased) and starts them without waiting: deliver through the channel adapter
 // -> settle (only while we still hold the lease; a failed settle is retried until it lands, the lease renewed
-// meanwhile, so a message already sent is not sent again after an outage). A unit that ends frees its slot and wakes
-// the loop; otherwise it sleeps until polled or nudged by a NOTIFY. The round itself only talks to the database, so
+// meanwhile, so a message already sent is not sent again after an outage). Units that end free their places, and wake
+// the loop once half of them are free; otherwise it sleeps until polled or nudged by a NOTIFY. The round itself only talks to the database, so
 // its deadline (WORKER_ROUND_DEADLINE_MS) bounds that, never a slow peer.
 
 /** Channels whose settings may be absent: the adapter's defaults suffice. */
@@ -94,7 +94,9 @@ export function createDeliveryWorker(services: AppServices, log: Logger): Worker
       .catch((error: unknown) => logger.error({ err: error, notificationId: unit.id }, 'settling a notification failed; its lease will expire and it is retried'))
       .finally(() => {
         sending.delete(unit.id);
-        delivery.nudge();
+        // Claims come in batches: the loop is woken once half the places are free (a NOTIFY or the poll wakes it
+        // before that), so a busy worker claims a few units per statement rather than one per delivery.
+        if (config.DELIVERY_BATCH - sending.size >= Math.ceil(config.DELIVERY_BATCH / 2)) delivery.nudge();
       });
     sending.set(unit.id, run);
   }
