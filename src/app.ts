@@ -66,7 +66,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
         const [stopped] = await Promise.allSettled([Promise.all(workers.map((w) => w.stop(deadline))), http.drain(startedAt)]);
         if (stopped.status === 'rejected') log.error({ err: stopped.reason }, 'a worker failed to stop cleanly');
         // Closing ends a little before the grace does, so that the process's own exit timer never has to.
-        const closedBy = startedAt + config.SHUTDOWN_GRACE_MS - Math.min(200, Math.floor(config.SHUTDOWN_GRACE_MS / 20));
+        const closedBy = startedAt + config.SHUTDOWN_GRACE_MS - Math.min(500, Math.floor(config.SHUTDOWN_GRACE_MS / 20));
         await started.close(closedBy);
         // Last, so that the spans of the drain are exported too.
         if (options.tracing) await untilDeadline(options.tracing.shutdown(), Math.max(0, closedBy - Date.now()));
