@@ -13,13 +13,14 @@ const require = createRequire(import.meta.url);
  * Files with an npm script of their own (`TEST_SUITE=<suite> vitest run`, SUITES below), left out of `npm test` to
  * keep it under five minutes; .ci/run calls each script before `npm test`. The container replay (two npm installs and a build, ~1.5 min): `npm run test:container`.
  * The database-fault suites (a frozen cluster of their own, connections cut under subscriptions, a full tmpfs under
- * the embedded database, PostgreSQL stopped under two gateways; ~1.5 min): `npm run test:faults`. The pages driven
+ * the embedded database, PostgreSQL stopped under two gateways, a silent failover to a promoted replica, one queue's
+ * targets hanging; ~2.5 min): `npm run test:faults`. The pages driven
  * in Debian's chromium (GraphiQL, the console and its sign-in, the example front end): `npm run test:browsers`. The
  * files that bound a latency or a timing (TIMING, below; ~2 min, one file at a time): `npm run test:timing`, on a host
  * with nothing else running, since a second busy file is what breaks such a bound.
  */
 const CONTAINER = ['test/container.test.ts'];
-const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts'];
+const FAULTS = ['test/faults.test.ts', 'test/database-faults.test.ts', 'test/subscription-faults.test.ts', 'test/embedded-disk.test.ts', 'test/failover.test.ts', 'test/task-fairness.test.ts'];
 const BROWSERS = ['test/graphiql-browser.test.ts', 'test/console-browser.test.ts', 'test/console-sign-in.test.ts', 'test/front-end-example.test.ts'];
 const TIMING = [
   'test/event-bus-resync.test.ts', // a root added must be seen by the next verification, in a worker of a loaded pool

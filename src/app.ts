@@ -65,9 +65,11 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
         const deadline = startedAt + config.SHUTDOWN_GRACE_MS - Math.min(1000, Math.floor(config.SHUTDOWN_GRACE_MS / 10));
         const [stopped] = await Promise.allSettled([Promise.all(workers.map((w) => w.stop(deadline))), http.drain(startedAt)]);
         if (stopped.status === 'rejected') log.error({ err: stopped.reason }, 'a worker failed to stop cleanly');
-        await started.close(startedAt + config.SHUTDOWN_GRACE_MS);
+        // Closing ends a little before the grace does, so that the process's own exit timer never has to.
+        const closedBy = startedAt + config.SHUTDOWN_GRACE_MS - Math.min(500, Math.floor(config.SHUTDOWN_GRACE_MS / 20));
+        await started.close(closedBy);
         // Last, so that the spans of the drain are exported too.
-        if (options.tracing) await untilDeadline(options.tracing.shutdown(), Math.max(0, startedAt + config.SHUTDOWN_GRACE_MS - Date.now()));
+        if (options.tracing) await untilDeadline(options.tracing.shutdown(), Math.max(0, closedBy - Date.now()));
       })();
       return closing;
     },

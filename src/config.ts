@@ -6,6 +6,7 @@ import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
 import { parseManifestPaths, parseTrustedDocumentsPolicy } from './pipeline/trusted-documents.js';
 import { ASYMMETRIC_ALGORITHMS, DEFAULT_TOKEN_ALGORITHMS } from './access/token-rules.js';
+import { DEFAULT_RETRY_SCHEDULE, retryScheduleText } from './notifications/retry-schedule.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -23,11 +24,19 @@ const envSchema = z.object({
   /** PostgreSQL only: how long opening a connection may take before the attempt fails (a fault, retried). */
   DATABASE_CONNECT_TIMEOUT_MS: int(5000, 100, 600_000),
   /** PostgreSQL only: server-side statement_timeout of every pooled connection; 0 = none. */
-  DATABASE_STATEMENT_TIMEOUT_MS: int(60_000, 0, 86_400_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(15_000, 0, 86_400_000),
+  /**
+   * PostgreSQL only: client-side deadline of a pooled connection's statement (a server that vanished answers no
+   * statement_timeout); its connection is then closed. Default: DATABASE_STATEMENT_TIMEOUT_MS + 5000, or 20000 when
+   * that is 0. 0 = none.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
   /** PostgreSQL only: distinct statements prepared by name on each connection; 0 for a pooler that cannot carry them. */
   DATABASE_PREPARED_STATEMENTS: int(DEFAULT_PREPARED_STATEMENTS, 0, 10_000),
   /** Longest pause between retries after a fault: worker rounds, LISTEN reconnects, settling writes. */
   BACKOFF_MAX_MS: int(30_000, 100, 600_000),
+  /** Longest one round of a worker loop may take; past it the round is abandoned, the loop restarted and /readyz names it. */
+  WORKER_ROUND_DEADLINE_MS: int(10_000, 100, 3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAX_BODY_BYTES: int(1_048_576, 1024),
   /** How long a client may take to send a request's headers before it is answered 408 and cut. */
@@ -165,6 +174,10 @@ const envSchema = z.object({
   TASK_DISPATCHER: bool.default(true),
   /** Tasks one process runs at once, whatever the queues' rates. */
   TASK_CONCURRENCY: int(100, 1, 10_000),
+  /** The most tasks of one queue a process runs at once unless the queue sets maxConcurrentDispatches; default: half of TASK_CONCURRENCY. */
+  TASK_QUEUE_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Longest deadline a task's attempt may have (target.timeoutSeconds): how long one hanging target may hold a task slot. */
+  TASK_MAX_TIMEOUT_SECONDS: int(600, 1, 1800),
   /** A claimed task's lease, renewed every third of it while it runs; a dead process's tasks run again after it. */
   TASK_LEASE_SECONDS: int(30, 1, 3600),
   /** Longest sleep of the dispatcher between rounds; bounds the delay when a wake-up NOTIFY is lost. */
@@ -174,14 +187,23 @@ const envSchema = z.object({
   DELIVERY_WORKER: bool.default(true),
   DELIVERY_LEASE_SECONDS: int(60, 1, 86_400),
   DELIVERY_BATCH: int(20, 1, 1000),
-  DELIVERY_MAX_ATTEMPTS: int(5, 1, 100),
-  DELIVERY_BACKOFF_BASE_MS: int(1000, 1),
+  /** Waits before each retry of a notification (DEFAULT_RETRY_SCHEDULE: 5s,5m,30m,2h,5h,10h,10h), jittered; FAILED once spent. */
+  DELIVERY_RETRY_SCHEDULE: retryScheduleText.default(retryScheduleText.parse(DEFAULT_RETRY_SCHEDULE)),
   DELIVERY_POLL_MS: int(1000, 10),
   /** How long an Idempotency-Key answers with its first result; after that the key is free again (and its record deleted). */
   IDEMPOTENCY_TTL_SECONDS: int(86_400, 1, 31_536_000),
 });
 
-export type Config = Omit<z.output<typeof envSchema>, 'AUTH'> & { AUTH: 'on' | 'off' };
+export type Config = Omit<z.output<typeof envSchema>, 'AUTH' | 'DATABASE_QUERY_TIMEOUT_MS' | 'TASK_QUEUE_CONCURRENCY'> & {
+  AUTH: 'on' | 'off';
+  DATABASE_QUERY_TIMEOUT_MS: number;
+  TASK_QUEUE_CONCURRENCY: number;
+};
+
+/** How much longer than the server's statement_timeout the client waits by default: the server's own cancel comes first. */
+const QUERY_TIMEOUT_MARGIN_MS = 5000;
+/** The client-side statement deadline when there is no statement_timeout to follow. */
+const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
 
 const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
 
@@ -192,7 +214,15 @@ export function isLoopbackHost(host: string): boolean {
 /** Every variable the gateway reads (docs/configuration.md documents each; a test checks). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
+/** Variables no longer read, and what replaced them: set, they stop the start rather than be ignored. */
+const REPLACED: Record<string, string> = {
+  DELIVERY_MAX_ATTEMPTS: 'DELIVERY_RETRY_SCHEDULE (its waits + 1 attempts, e.g. "5s,5m,30m,2h,5h,10h,10h")',
+  DELIVERY_BACKOFF_BASE_MS: 'DELIVERY_RETRY_SCHEDULE (the wait before each retry, e.g. "5s,5m,30m,2h,5h,10h,10h")',
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const replaced = Object.keys(REPLACED).filter((name) => env[name] !== undefined);
+  if (replaced.length) throw new Error(`Invalid configuration:\n${replaced.map((name) => `  ${name}: no longer read; use ${REPLACED[name]}`).join('\n')}`);
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const lines = toFieldIssues(result.error).map((i) => `  ${i.field}: ${i.message}`);
@@ -217,7 +247,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration:\n  AUTH: "off" is allowed only when HOST is a loopback address (127.0.0.0/8, ::1, localhost); HOST is "${result.data.HOST}". Set AUTH=on and create a key with \`npm run keys -- create\`.`,
     );
   }
-  return { ...result.data, AUTH: auth };
+  const statementTimeout = result.data.DATABASE_STATEMENT_TIMEOUT_MS;
+  const queryTimeout = result.data.DATABASE_QUERY_TIMEOUT_MS ?? (statementTimeout ? statementTimeout + QUERY_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS);
+  // One queue whose targets all hang may hold half of a process's task slots by default: the others keep the rest.
+  const queueConcurrency = result.data.TASK_QUEUE_CONCURRENCY ?? Math.ceil(result.data.TASK_CONCURRENCY / 2);
+  return { ...result.data, AUTH: auth, DATABASE_QUERY_TIMEOUT_MS: queryTimeout, TASK_QUEUE_CONCURRENCY: queueConcurrency };
 }
 
 /** What is wrong with the OpenID settings taken together; null when nothing is. */

@@ -8,6 +8,7 @@ import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { LISTENER_APPLICATION_NAME } from '../src/db/listener.js';
 import { freshDatabase } from './helpers/databases.js';
 import { until } from './helpers/ports.js';
+import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 // DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_CONNECT_TIMEOUT_MS reach the PostgreSQL driver, and
 // what they cut short is an outage (503), not a bug.
@@ -79,6 +80,67 @@ describe('DATABASE_CONNECT_TIMEOUT_MS', () => {
     expect(Date.now() - started).toBeLessThan(2500);
     expect(isDatabaseUnavailable(error)).toBe(true);
     await db.prisma.$disconnect();
+  });
+});
+
+describe('DATABASE_QUERY_TIMEOUT_MS', () => {
+  it('a statement the server never answers fails as an outage at the deadline, in a transaction too; its connection and the idle ones are closed, the next statement runs on a new one', async () => {
+    const fresh = await freshDatabase('postgres');
+    const direct = new URL(fresh.url);
+    const proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
+    const relayed = new URL(fresh.url);
+    relayed.port = String(proxy.port);
+    const db = await openDatabase({ databaseUrl: relayed.toString(), dataDir: 'unused', poolMax: 3, queryTimeoutMs: 800 });
+    const holds: { release(): void }[] = [];
+    // The relay holds what the gateway sends from the statement on: a server that does not answer, and no
+    // statement_timeout can help.
+    const silence = () => holds.push(proxy.hold((sent) => sent.includes('pg_sleep')));
+    const failure = async (run: () => Promise<unknown>) => {
+      const started = Date.now();
+      const error = await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { error, ms: Date.now() - started };
+    };
+    try {
+      await Promise.all([db.prisma.$queryRaw`SELECT 1`, db.prisma.$queryRaw`SELECT 2`, db.prisma.$queryRaw`SELECT 3`]);
+      expect(db.poolStats!().total).toBe(3);
+
+      silence();
+      const plain = await failure(() => db.prisma.$queryRaw`SELECT pg_sleep(0) AS held`);
+      expect(isDatabaseUnavailable(plain.error)).toBe(true);
+      expect(plain.ms).toBeGreaterThanOrEqual(750);
+      expect(plain.ms).toBeLessThan(3000);
+      // Their sockets are destroyed at the deadline; the pool lets them go as each one's close comes in.
+      await expect.poll(() => db.poolStats!().total).toBe(0);
+      expect(await db.prisma.$queryRaw`SELECT 4 AS four`).toEqual([{ four: 4 }]);
+
+      // In a transaction: the ROLLBACK that follows meets the closed connection at once instead of a second deadline,
+      // and the connection is not lent out again.
+      silence();
+      const inTransaction = await failure(() =>
+        db.prisma.$transaction(async (tx) => {
+          await tx.$queryRaw`SELECT 5`;
+          await tx.$queryRaw`SELECT pg_sleep(0) AS held`;
+        }),
+      );
+      expect(isDatabaseUnavailable(inTransaction.error)).toBe(true);
+      expect(inTransaction.ms).toBeLessThan(3000);
+      expect(await db.prisma.$transaction(async (tx) => tx.$queryRaw`SELECT 6 AS six`)).toEqual([{ six: 6 }]);
+
+      // The gateway's own statements, on the same pool, alike.
+      silence();
+      const own = await failure(() => statementsOf(db.prisma).rows(Prisma.sql`SELECT pg_sleep(0) AS held`));
+      expect(isDatabaseUnavailable(own.error)).toBe(true);
+      expect(own.ms).toBeLessThan(3000);
+      expect(await statementsOf(db.prisma).rows(Prisma.sql`SELECT 7 AS seven`)).toEqual([{ seven: 7 }]);
+    } finally {
+      for (const hold of holds) hold.release();
+      await db.close();
+      await proxy.close();
+      await fresh.drop();
+    }
   });
 });
 

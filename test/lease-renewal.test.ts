@@ -51,7 +51,7 @@ describe('lease renewal', () => {
       logger: log,
       what: 'task',
       loops: createLoopRegistry(),
-      backoff: { baseMs: 10, capMs: 100 },
+      limits: { backoff: { baseMs: 10, capMs: 100 }, roundDeadlineMs: 5000 },
     });
     loop.start();
     await finished;
@@ -86,7 +86,7 @@ describe('lease renewal', () => {
       logger: log,
       what: 'task',
       loops: createLoopRegistry(),
-      backoff: { baseMs: 10, capMs: 100 },
+      limits: { backoff: { baseMs: 10, capMs: 100 }, roundDeadlineMs: 5000 },
     });
     loop.start();
     await finished;

@@ -38,8 +38,7 @@ describe.each(DATABASES)('notification sending on %s', (kind) => {
   beforeAll(async () => {
     gw = await startTestGateway(kind, {
       DELIVERY_POLL_MS: '50',
-      DELIVERY_BACKOFF_BASE_MS: '100',
-      DELIVERY_MAX_ATTEMPTS: '3',
+      DELIVERY_RETRY_SCHEDULE: '100ms,200ms',
       DELIVERY_LEASE_SECONDS: '30',
     });
     for (const [channel, config] of Object.entries(channelSettings(peers))) {

@@ -107,6 +107,30 @@ describe.each(DATABASES)('queues on %s', (kind) => {
     expect((await rpc(url, 'updateQueue', { name: 'beta', rate: 'fast' })).body.error.data.fields[0].field).toBe('params.rate');
   });
 
+  it('maxConcurrentDispatches (per process) is set on create and update by both doors, 0 puts back the default; bad values are named and change nothing', async () => {
+    const created = await rpc(url, 'createQueue', { name: 'shared-out', rate: 40, maxConcurrentDispatches: 8 });
+    expect(created.body.result).toMatchObject({ name: 'shared-out', rate: 40, maxConcurrentDispatches: 8 });
+    expect((await rpc(url, 'createQueue', { name: 'default-share' })).body.result.maxConcurrentDispatches).toBeNull();
+    expect((await rpc(url, 'updateQueue', { name: 'shared-out', maxConcurrentDispatches: 3 })).body.result.maxConcurrentDispatches).toBe(3);
+    const viaGraphql = await gql(url, 'mutation { updateQueue(name: "shared-out", input: { maxConcurrentDispatches: 12 }) { maxConcurrentDispatches rate } }');
+    expect(viaGraphql.data).toEqual({ updateQueue: { maxConcurrentDispatches: 12, rate: 40 } });
+    const created2 = await gql(url, 'mutation { createQueue(input: { name: "gql-share", maxConcurrentDispatches: 2 }) { maxConcurrentDispatches } }');
+    expect(created2.data).toEqual({ createQueue: { maxConcurrentDispatches: 2 } });
+    expect((await rpc(url, 'updateQueue', { name: 'shared-out', maxConcurrentDispatches: 0 })).body.result.maxConcurrentDispatches).toBeNull();
+    expect((await gql(url, '{ queue(name: "gql-share") { maxConcurrentDispatches } }')).data).toEqual({ queue: { maxConcurrentDispatches: 2 } });
+
+    for (const bad of [-1, 10_001, 2.5, '4']) {
+      const legacy = await rpc(url, 'updateQueue', { name: 'gql-share', maxConcurrentDispatches: bad });
+      expect(legacy.body.error.code).toBe(INVALID_PARAMS);
+      expect(legacy.body.error.data.fields.map((f: { field: string }) => f.field)).toEqual(['params.maxConcurrentDispatches']);
+      expect((await rpc(url, 'createQueue', { name: 'never-made', maxConcurrentDispatches: bad })).body.error.code).toBe(INVALID_PARAMS);
+    }
+    const graphqlBad = await gql(url, 'mutation { updateQueue(name: "gql-share", input: { maxConcurrentDispatches: -3 }) { name } }');
+    expect(graphqlBad.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'input.maxConcurrentDispatches', message: 'must be at least 0 (0: the default, TASK_QUEUE_CONCURRENCY)' }] });
+    expect((await rpc(url, 'getQueue', { name: 'gql-share' })).body.result.maxConcurrentDispatches).toBe(2);
+    expect((await rpc(url, 'getQueue', { name: 'never-made' })).body.error.code).toBe(NOT_FOUND);
+  });
+
   it('searchQueue filters by prefix, status, paused and label, with rowsCount', async () => {
     const r = await rpc(url, 'searchQueue', { label: 'blue', pageSize: 1 });
     expect(r.body.rowsCount).toBe(2);

@@ -47,6 +47,7 @@ describe('superviseLoop', () => {
         name: 'flaky',
         log,
         backoff: { baseMs: 1, capMs: 4 },
+        roundDeadlineMs: 5000,
         async round() {
           calls += 1;
           states.add(registry.statuses()[0]!.state);
@@ -58,7 +59,7 @@ describe('superviseLoop', () => {
     loop.start();
     await expect.poll(() => calls, { timeout: 5000 }).toBeGreaterThan(62);
     expect(states).toContain('backing-off');
-    expect(registry.statuses()).toEqual([{ name: 'flaky', state: 'running', failures: 0 }]);
+    expect(registry.statuses()).toEqual([{ name: 'flaky', state: 'running', failures: 0, stalls: 0 }]);
     await loop.stop();
     expect(registry.statuses()[0]!.state).toBe('stopped');
     const warnings = lines.filter((l) => l.level === 40);
@@ -74,6 +75,7 @@ describe('superviseLoop', () => {
       name: 'down',
       log,
       backoff: { baseMs: 60_000, capMs: 60_000 },
+      roundDeadlineMs: 5000,
       async round() {
         calls += 1;
         throw new Error('still down');
@@ -89,7 +91,7 @@ describe('superviseLoop', () => {
     const started = Date.now();
     await loop.stop();
     expect(Date.now() - started).toBeLessThan(200);
-    expect(loop.status()).toEqual({ name: 'down', state: 'stopped', failures: 2 });
+    expect(loop.status()).toEqual({ name: 'down', state: 'stopped', failures: 2, stalls: 0 });
   });
 
   it('a round in progress when stop() comes sees its signal aborted, and no round follows', async () => {
@@ -100,6 +102,7 @@ describe('superviseLoop', () => {
       name: 'claiming',
       log,
       backoff: { baseMs: 1, capMs: 1 },
+      roundDeadlineMs: 5000,
       async round(signal) {
         calls += 1;
         await sleep(100); // the round's own work
@@ -112,6 +115,75 @@ describe('superviseLoop', () => {
     await loop.stop();
     expect(aborted).toBe(true);
     expect(calls).toBe(1);
+  });
+});
+
+describe('superviseLoop round deadline', () => {
+  it('a round that never returns is abandoned at its deadline (its signal aborted): the loop is stalled, says so once, starts again, and recovers when a round completes', async () => {
+    const { log, lines } = capturedLog();
+    const registry = createLoopRegistry();
+    const signals: AbortSignal[] = [];
+    let calls = 0;
+    let release!: () => void;
+    const hung = new Promise<number>((resolve) => (release = () => resolve(5)));
+    const states: LoopState[] = [];
+    const loop = registry.add(
+      superviseLoop({
+        name: 'hanging',
+        log,
+        backoff: { baseMs: 1, capMs: 1 },
+        roundDeadlineMs: 150,
+        round(signal) {
+          calls += 1;
+          signals.push(signal);
+          states.push(registry.statuses()[0]!.state);
+          // Two rounds wait on something that never answers (a statement to a server that vanished), then they work.
+          return calls <= 2 ? hung : Promise.resolve(60_000);
+        },
+      }),
+    );
+    const started = Date.now();
+    loop.start();
+    await expect.poll(() => calls, { timeout: 3000 }).toBe(3);
+    // Two deadlines passed, one after the other, without waiting for the hung rounds.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(signals.slice(0, 2).map((s) => s.aborted)).toEqual([true, true]);
+    expect(signals[2]!.aborted).toBe(false);
+    expect(states).toEqual(['running', 'stalled', 'stalled']);
+    await expect.poll(() => registry.statuses()[0]!.state).toBe('running');
+    expect(registry.statuses()[0]).toEqual({ name: 'hanging', state: 'running', failures: 0, stalls: 2 });
+    const warnings = lines.filter((l) => l.level === 40).map((l) => l.msg);
+    expect(warnings).toEqual(['hanging stalled: a round did not finish within 150 ms (WORKER_ROUND_DEADLINE_MS); abandoned it and starting again with back-off until a round completes']);
+    expect(lines.filter((l) => l.level === 30).map((l) => l.msg)).toEqual(['hanging recovered']);
+    // The abandoned rounds ending late changes nothing.
+    release();
+    await sleep(20); // lets the late ends run
+    expect(registry.statuses()[0]!.state).toBe('running');
+    await loop.stop();
+  });
+
+  it('stop() waits for a round that does not return only until the deadline it is given', async () => {
+    const { log } = capturedLog();
+    let aborted = false;
+    const loop = superviseLoop({
+      name: 'stuck',
+      log,
+      backoff: { baseMs: 1, capMs: 1 },
+      roundDeadlineMs: 60_000,
+      round(signal) {
+        signal.addEventListener('abort', () => (aborted = true));
+        return new Promise<number>(() => undefined);
+      },
+    });
+    loop.start();
+    await sleep(20); // the round is under way
+    const started = Date.now();
+    await loop.stop(Date.now() + 200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(180);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(aborted).toBe(true);
+    expect(loop.status().state).toBe('stopped');
   });
 });
 

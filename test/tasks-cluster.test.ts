@@ -6,8 +6,9 @@ import { startGatewayProcesses, type GatewayProcess } from './helpers/process.js
 import { eventually } from './helpers/sink.js';
 import { startTaskSink, type TaskSink } from './helpers/task-sink.js';
 
-// Two gateway processes on one PostgreSQL database. Each process may run only 2 tasks at once (TASK_CONCURRENCY),
-// so a queue of rate 3 reaching 3 concurrent requests proves both processes ran its tasks, and never exceeding 3
+// Two gateway processes on one PostgreSQL database. Each process may run only 2 tasks at once (TASK_CONCURRENCY, both
+// of one queue: TASK_QUEUE_CONCURRENCY), so a queue of rate 3 reaching 3 concurrent requests proves both processes
+// ran its tasks, and never exceeding 3
 // proves the rate is counted across them. Then the process running a task is SIGKILLed: the other runs it again
 // once the 2 s lease has expired, and nothing else is lost.
 
@@ -16,7 +17,7 @@ describe('tasks across two gateway processes (PostgreSQL)', () => {
   let sink: TaskSink;
   let children: GatewayProcess[] = [];
   let urls: string[] = [];
-  const env = () => ({ ...db.env, TASK_CONCURRENCY: '2', TASK_LEASE_SECONDS: '2', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+  const env = () => ({ ...db.env, TASK_CONCURRENCY: '2', TASK_QUEUE_CONCURRENCY: '2', TASK_LEASE_SECONDS: '2', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
 
   beforeAll(async () => {
     sink = await startTaskSink();

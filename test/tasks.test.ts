@@ -48,7 +48,7 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(reserved.body.error.code).toBe(INVALID_PARAMS);
     const unknownDep = await create('checks', 'd', { dependsOn: ['ghost'] });
     expect(unknownDep.body.error).toMatchObject({ code: INVALID_PARAMS, message: expect.stringContaining('no task "ghost" in queue "checks"') });
-    expect((await create('checks', 'once')).body.result).toMatchObject({ name: 'once', status: 'READY', attempts: 0, maxAttempts: 5 });
+    expect((await create('checks', 'once')).body.result).toMatchObject({ name: 'once', status: 'READY', attempts: 0, maxAttempts: 20, minBackoffMs: 1000, maxBackoffMs: 3_600_000 });
     expect((await create('checks', 'once')).body.error).toMatchObject({ code: CONFLICT, message: expect.stringContaining('already exists') });
     expect(await summary('shut')).toEqual({ queueName: 'shut', total: 0, BLOCKED: 0, READY: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, CANCELLED: 0 });
     expect(await summary('checks')).toMatchObject({ total: 1, READY: 1 });
@@ -136,6 +136,29 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(Date.parse(done.finishTime)).toBeGreaterThanOrEqual(Date.parse(done.startTime));
   }, 30_000);
 
+  it("runs no more of a queue's tasks at once than its maxConcurrentDispatches (one process), and does reach it", async () => {
+    await rpc(url, 'createQueue', { name: 'capped', rate: 20, maxConcurrentDispatches: 4 });
+    await rpc(url, 'pauseQueue', { name: 'capped' });
+    for (let i = 0; i < 20; i++) await create('capped', `c${i}`, { target: target('/work', { url: `${sink.url}/work?ms=80` }) });
+    sink.resetMax();
+    await rpc(url, 'resumeQueue', { name: 'capped' });
+    await eventually(async () => (await summary('capped')).SUCCEEDED === 20, 20_000);
+    expect(sink.maxConcurrent).toBe(4);
+  }, 30_000);
+
+  it('a task attempt deadline above TASK_MAX_TIMEOUT_SECONDS (600) is refused by both doors, naming the setting', async () => {
+    await rpc(url, 'createQueue', { name: 'deadlines' });
+    const legacy = await create('deadlines', 'long', { target: target('/ok', { timeoutSeconds: 601 }) });
+    expect(legacy.body.error.code).toBe(INVALID_PARAMS);
+    expect(legacy.body.error.data.fields).toEqual([
+      { field: 'params.target.timeoutSeconds', message: 'must be at most 600 (TASK_MAX_TIMEOUT_SECONDS: the longest attempt a gateway process holds a task slot for)' },
+    ]);
+    const graphql = await gql(url, 'mutation($i: CreateTaskInput!) { createTask(input: $i) { name } }', { i: { queueName: 'deadlines', name: 'long', target: { url: `${sink.url}/ok`, timeoutSeconds: 1800 } } });
+    expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'input.target.timeoutSeconds' }] });
+    expect((await create('deadlines', 'longest', { target: target('/ok', { timeoutSeconds: 600 }) })).status).toBe(200);
+    expect((await rpc(url, 'getTask', { queueName: 'deadlines', name: 'long' })).body.error.code).toBe(NOT_FOUND);
+  });
+
   it('cancel takes only READY or BLOCKED tasks; restart only FAILED ones; retries back off up to maxAttempts, then FAILED', async () => {
     await rpc(url, 'createQueue', { name: 'rules' });
     await rpc(url, 'pauseQueue', { name: 'rules' });
@@ -157,8 +180,8 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
     expect(failed).toMatchObject({ attempts: 3, result: { statusCode: 500, body: 'broken' }, lastError: expect.stringContaining('gave up after 3 attempt(s): HTTP 500') });
     const attempts = sink.hits.filter((h) => h.task === 'flaky');
     expect(attempts.map((h) => h.attempt)).toEqual([1, 2, 3]);
-    expect(attempts[1]!.start - attempts[0]!.start).toBeGreaterThanOrEqual(90); // backoff 100 ms
-    expect(attempts[2]!.start - attempts[1]!.start).toBeGreaterThanOrEqual(140); // doubled, capped at 150 ms
+    expect(attempts[1]!.start - attempts[0]!.start).toBeGreaterThanOrEqual(70); // backoff 100 ms, jittered by 20 %
+    expect(attempts[2]!.start - attempts[1]!.start).toBeGreaterThanOrEqual(140); // doubled (160-240 ms jittered), capped at 150 ms
     expect(Date.now() - t0).toBeLessThan(5000);
     expect((await rpc(url, 'cancelTask', { queueName: 'rules', name: 'flaky' })).body.error.code).toBe(CONFLICT);
     expect(await statusOf('rules', 'flaky')).toBe('FAILED');
@@ -263,6 +286,37 @@ describe.each(DATABASES)('tasks on %s', (kind) => {
       expect(ws.results).toEqual([{ data: { taskStatusChanged: { status } } }]);
     }
   });
+});
+
+describe('TASK_MAX_TIMEOUT_SECONDS (PostgreSQL)', () => {
+  it('an attempt runs with the cap as its deadline, even for a task stored with a longer one before the cap was lowered', async () => {
+    const sink = await startTaskSink();
+    const t = await startTestGateway('postgres', { TASK_MAX_TIMEOUT_SECONDS: '1', TASK_POLL_MS: '200', SCHEDULER: 'off', DELIVERY_WORKER: 'off' });
+    const sql = new pg.Client({ connectionString: t.db.url });
+    await sql.connect();
+    try {
+      await rpc(t.url, 'createQueue', { name: 'short', rate: 5 });
+      await rpc(t.url, 'pauseQueue', { name: 'short' });
+      for (const name of ['at-cap', 'stored-longer']) {
+        expect((await rpc(t.url, 'createTask', { queueName: 'short', name, maxAttempts: 1, target: { url: `${sink.url}/hold`, timeoutSeconds: 1 } })).status).toBe(200);
+      }
+      // As a task created while the cap was 1800 holds it.
+      await sql.query(`UPDATE "Task" SET target = jsonb_set(target, '{timeoutSeconds}', '1800') WHERE name = 'stored-longer'`);
+      await rpc(t.url, 'resumeQueue', { name: 'short' });
+      const failed = await eventually(async () => {
+        const tasks = await Promise.all(['at-cap', 'stored-longer'].map(async (name) => (await rpc(t.url, 'getTask', { queueName: 'short', name })).body.result));
+        return tasks.every((task) => task.status === 'FAILED') && tasks;
+      }, 10_000);
+      for (const task of failed) {
+        expect(task.lastError).toMatch(/no answer from .*\/hold within 1 s/);
+        expect(Date.parse(task.finishTime) - Date.parse(task.startTime)).toBeLessThan(3000);
+      }
+    } finally {
+      await sql.end();
+      await t.close();
+      await sink.close();
+    }
+  }, 30_000);
 });
 
 describe('graceful stop hands running tasks back (PostgreSQL)', () => {

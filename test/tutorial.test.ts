@@ -65,6 +65,16 @@ afterAll(async () => {
     if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGTERM');
   }
   await Promise.all(background.map(({ child }) => (child.exitCode === null ? new Promise((ok) => child.once('exit', ok)) : undefined)));
+  // The shell exits at once; the gateway it started (same process group) may still be closing its database in DATA_DIR.
+  const groupAlive = (pid: number) => {
+    try {
+      process.kill(-pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline && background.some(({ child }) => child.pid && groupAlive(child.pid)); ) await new Promise((r) => setTimeout(r, 50));
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -14,6 +14,8 @@ import { startPgListener, type Listener, type ListenerHandlers } from './listene
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
 import { StartupError } from './startup.js';
 import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
+import { watchPooledConnections } from './connection-deadline.js';
+import { untilDeadline } from '../runtime/deadline.js';
 import type { Logger } from '../log.js';
 
 export type Prisma = PrismaClient;
@@ -28,7 +30,12 @@ export interface Database {
   poolStats?(): { total: number; waiting: number; max: number };
   /** The embedded database's disk: free bytes and whether writes are refused (absent on PostgreSQL). */
   disk?: Pick<DiskGuard, 'state' | 'freeBytes' | 'minFreeBytes' | 'onFailed'>;
-  /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so. */
+  /**
+   * PostgreSQL: closes the pool's idle connections, for when their server may be gone (a worker round stalled): the
+   * next statements open new ones rather than wait on a dead one each. Answers how many it closed.
+   */
+  closeIdleConnections(): number;
+  /** LISTENs on `channel`; on PostgreSQL the connection reconnects by itself and says so (idle pooled connections are closed then too). */
   listen(channel: string, handlers: ListenerHandlers): Promise<Listener>;
   close(): Promise<void>;
 }
@@ -42,13 +49,15 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** 0 or absent: no statement_timeout. */
   statementTimeoutMs?: number;
+  /** Client-side deadline of a statement on a pooled connection (src/db/connection-deadline.ts); 0 or absent: none. */
+  queryTimeoutMs?: number;
   /** Longest pause between LISTEN reconnect attempts. */
   backoffMaxMs?: number;
   /** PostgreSQL only: how many distinct statement texts are prepared by name on each connection (0: none). */
   preparedStatements?: number;
   /** Embedded only: free bytes on DATA_DIR's disk below which writes are refused and start-up declines (0: no floor). */
   minFreeBytes?: number;
-  /** Embedded only: where the disk's state changes are said. */
+  /** Where the embedded disk's state changes, and PostgreSQL connections closed at their deadline, are said. */
   log?: Logger;
 }
 
@@ -67,11 +76,22 @@ export function databaseOptions(config: Config): DatabaseOptions {
     poolMax: config.DATABASE_POOL_MAX,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     backoffMaxMs: config.BACKOFF_MAX_MS,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     minFreeBytes: config.EMBEDDED_MIN_FREE_BYTES,
   };
 }
+
+/**
+ * Idle time after which TCP keepalive probes a connection, so that the kernel finds a peer that vanished (the
+ * default, two hours, finds it long after the failover). The client-side statement deadline covers the statements in
+ * flight, which keepalive does not probe.
+ */
+export const KEEPALIVE_IDLE_MS = 10_000;
+
+/** How long closing waits for connections still in use before it closes them. */
+const POOL_END_WAIT_MS = 1000;
 
 /** How often the LISTEN connection proves it is alive (and how long that proof may take). */
 const LISTENER_HEARTBEAT_MS = 10_000;
@@ -92,12 +112,16 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   };
   // One pool for Prisma and for the gateway's own hot statements (src/db/statements.ts), named alike.
   const pool = new pg.Pool(poolConfig);
   // An idle connection the server drops (a restart) is removed by the pool; the next statement opens another.
   pool.on('error', () => undefined);
+  const pooled = watchPooledConnections(pool, options.queryTimeoutMs ?? 0, () =>
+    options.log?.warn({ queryTimeoutMs: options.queryTimeoutMs }, 'a statement got no answer from the database in time: its connection and the idle ones were closed'),
+  );
   const statementNames = preparedStatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator: statementNames }) });
   registerPool(prisma, pool, statementNames);
@@ -110,10 +134,18 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     prisma,
     adapterFactory,
     poolStats: () => ({ total: pool.totalCount, waiting: pool.waitingCount, max: poolConfig.max }),
+    closeIdleConnections: () => pooled.closeIdle(),
     async listen(channel, handlers) {
       const listener = await startPgListener(
-        { connectionString, channel, connectTimeoutMs, backoff: { baseMs: 100, capMs: Math.min(options.backoffMaxMs ?? LISTENER_RECONNECT_MAX_MS, LISTENER_RECONNECT_MAX_MS) }, heartbeatMs: LISTENER_HEARTBEAT_MS },
-        handlers,
+        { connectionString, channel, connectTimeoutMs, backoff: { baseMs: 100, capMs: Math.min(options.backoffMaxMs ?? LISTENER_RECONNECT_MAX_MS, LISTENER_RECONNECT_MAX_MS) }, heartbeatMs: LISTENER_HEARTBEAT_MS, keepAliveIdleMs: KEEPALIVE_IDLE_MS },
+        {
+          ...handlers,
+          // The LISTEN connection is the sentinel: the pooled connections that sat idle beside it went where it went.
+          onDisconnect(error) {
+            pooled.closeIdle();
+            handlers.onDisconnect(error);
+          },
+        },
       );
       listeners.add(listener);
       return {
@@ -130,7 +162,12 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
       await Promise.all([...listeners].map((l) => l.close()));
       listeners.clear();
       await prisma.$disconnect();
-      await pool.end();
+      // The pool ends once every connection is back; one still waiting on a server that vanished never comes back.
+      const ending = pool.end();
+      if (!(await untilDeadline(ending, POOL_END_WAIT_MS))) {
+        pooled.closeAll();
+        await ending;
+      }
     },
   };
 }
@@ -165,6 +202,7 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
     prisma,
     adapterFactory,
     ...(guard && { disk: guard }),
+    closeIdleConnections: () => 0,
     async listen(channel, handlers) {
       // In-process: nothing to lose, nothing to reconnect.
       const unlisten = await pglite.listen(channel, handlers.onPayload);

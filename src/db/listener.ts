@@ -31,6 +31,8 @@ export interface PgListenerOptions {
   backoff: BackoffPolicy;
   /** Interval of the heartbeat query; it also bounds how long the heartbeat may take. */
   heartbeatMs: number;
+  /** Idle time before TCP keepalive probes the connection. */
+  keepAliveIdleMs: number;
 }
 
 export async function startPgListener(options: PgListenerOptions, handlers: ListenerHandlers): Promise<Listener> {
@@ -46,6 +48,7 @@ export async function startPgListener(options: PgListenerOptions, handlers: List
       connectionTimeoutMillis: options.connectTimeoutMs,
       query_timeout: options.heartbeatMs,
       keepAlive: true,
+      keepAliveInitialDelayMillis: options.keepAliveIdleMs,
       application_name: LISTENER_APPLICATION_NAME,
     });
     // Always handled: an unhandled `error` event would end the process.

@@ -22,6 +22,8 @@ import { faultBackoff } from '../runtime/backoff.js';
 import { untilDeadline } from '../runtime/deadline.js';
 import { OutboundPolicy } from '../http/outbound-policy.js';
 import { createSubscriptionRegistry } from '../runtime/subscription-registry.js';
+import { measureClockOffset } from '../db/clock.js';
+import { reportClockOffset } from '../runtime/clock-check.js';
 
 // What the gateway runs on before any request: the database (migrated, or refused with one line), the event bus,
 // the trust store, the services every resolver and worker shares, and the workers (not started yet).
@@ -44,13 +46,17 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
   try {
     const migrations = await prepareDatabase(database, { databaseUrl: config.DATABASE_URL, connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, migrateOnStart: config.MIGRATE_ON_START }, log);
     if (migrations.pending.length === 0 && config.IDENTITY_DEMO_DATA && !config.DATABASE_URL && (await seedDemoData(database.prisma))) log.info('identity demo data loaded');
-    const loops = createLoopRegistry();
+    // A round that stalled most likely waits on a connection to a server that is gone; its idle siblings went with it.
+    const loops = createLoopRegistry({ onStall: () => database.closeIdleConnections() });
+    // Before anything is served or fired: what this process stamps follows the database's clock from the first request.
+    const clock = await measureClockOffset(database.prisma);
+    const clockOff = reportClockOffset(log, clock.offsetMs, clock.uncertaintyMs, false);
     const bus = await startEventBus(database, log.child({ component: 'event-bus' }));
     undo.push(() => bus.close());
     // Events may have been missed while the LISTEN connection was away: every worker polls, every retry tries now.
     bus.onResync(() => loops.pollAll());
     const trust = new TrustStore(database.prisma, config, bus);
-    const metrics = createMetrics(database.prisma, log, database.disk);
+    const metrics = createMetrics(database.prisma, log, { disk: database.disk, loops });
     const outbound = new OutboundPolicy(config.OUTBOUND_ALLOW);
     const keys = createKeyVerifier(database.prisma, config.AUTH_CACHE_MS);
     const credentials = createCredentialWatch({
@@ -94,7 +100,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
     // Not awaited: a provider that is down at start-up is a 503 for tokens (keys work), not a gateway that will not start.
     void services.tokens?.warmUp();
     services.jobExecutor.bindTaskCreator(createSchedulerTaskCreator(services));
-    const workers = createWorkers(services, log);
+    const workers = createWorkers(services, log, clockOff);
     return {
       database,
       bus,
@@ -105,7 +111,7 @@ export async function startServices(config: Config, log: Logger): Promise<Starte
         trust.close();
         await services.verifier.close();
         await untilDeadline(services.rateLimiter.close(), Math.max(0, deadline - Date.now()));
-        await bus.close();
+        await untilDeadline(bus.close(), Math.max(0, deadline - Date.now()));
         await untilDeadline(database.close(), Math.max(0, deadline - Date.now()));
       },
     };

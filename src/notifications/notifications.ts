@@ -6,6 +6,7 @@ import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { acceptNotifications as acceptStatement, type AcceptRequest } from '../db/sql/acceptNotifications.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { groupCommitPer } from '../db/group-commit.js';
+import { dbNow } from '../db/clock.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { readPage, type Page, type Window } from '../pagination.js';
 import {
@@ -124,7 +125,7 @@ export async function acceptNotifications<K extends SendChannel>(
   if (channel === 'webhook') options.outbound.assertAllowed((r as SendRequests['webhook']).url, 'url');
   const key = options.idempotencyKey ?? null;
   const incomingId = randomUUID();
-  const now = new Date();
+  const now = dbNow(db);
   const sendAfter = r.sendAfter !== undefined ? new Date(r.sendAfter) : null;
   const flag = r.flag ?? 'NORMAL';
   const fileGroupId = channel === 'email' ? ((r as SendRequests['email']).fileGroupId ?? null) : null;
@@ -208,11 +209,36 @@ const acceptQueueOf = groupCommitPer('notification_accept', (db: PrismaClient) =
 /** Stores a system's settings of a channel (already parsed by its schema); URLs in them must be ones the gateway may call. */
 export async function setSystemChannel(db: PrismaClient, systemId: string, channel: AdapterChannelName, config: Prisma.InputJsonValue, outbound: OutboundPolicy) {
   assertChannelUrlsAllowed(channel, config, outbound);
-  const now = new Date();
+  const now = dbNow(db);
   return db.systemChannel.upsert({
     where: { systemId_channel: { systemId, channel } },
     create: { systemId, channel, config, createTime: now, updateTime: now },
     update: { config, updateTime: now },
+  });
+}
+
+/** A system's own retry schedule: for one channel, or for all its channels (`channel` "*"). */
+export type RetryScheduleRow = Prisma.RetryScheduleGetPayload<object>;
+
+/** The `channel` of a schedule that covers every channel of its system. */
+export const ALL_CHANNELS = '*';
+
+/**
+ * Sets (or, with null, removes: the default applies again) the waits before each retry of a system's notifications
+ * on `channel`, or on every channel when it is null. Units accepted from now on get 1 + its waits attempts; units
+ * already accepted keep their number of attempts and wait as the schedule in force says when they fail.
+ */
+export async function setRetrySchedule(db: PrismaClient, systemId: string, channel: SendChannel | null, scheduleMs: number[] | null): Promise<RetryScheduleRow | null> {
+  const key = { systemId, channel: channel ?? ALL_CHANNELS };
+  if (scheduleMs === null) {
+    await db.retrySchedule.deleteMany({ where: key });
+    return null;
+  }
+  const now = dbNow(db);
+  return db.retrySchedule.upsert({
+    where: { systemId_channel: key },
+    create: { ...key, scheduleMs, createTime: now, updateTime: now },
+    update: { scheduleMs, updateTime: now },
   });
 }
 
@@ -324,8 +350,8 @@ export async function changeNotificationStatus(db: PrismaClient, type: string, i
         where: { id: { in: batch }, status: from },
         data: {
           status,
-          updateTime: new Date(),
-          ...(status === 'PENDING' && { attempts: 0, lastError: null, availableAt: new Date(), lockedBy: null, lockedUntil: null }),
+          updateTime: dbNow(db),
+          ...(status === 'PENDING' && { attempts: 0, lastError: null, availableAt: dbNow(db), lockedBy: null, lockedUntil: null }),
         },
       });
       changed += count;

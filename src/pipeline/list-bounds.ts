@@ -21,6 +21,8 @@ export const LIST_BOUNDS: ReadonlyMap<string, number> = new Map([
   ['Query.stubNotificationAttachments', 20],
   // One row per system and channel name (@@id([systemId, channel])), and there are 8 channel names.
   ['Query.systemChannels', 8],
+  // One row per system and channel name or "*" (@@id([systemId, channel])): 8 channel names and "*".
+  ['Query.retrySchedules', 9],
   // The delivery units of one notification request (unitsOf): at most 500 each of to, cc and bcc for a separate
   // e-mail per address; fewer for the other channels (1,000 phone numbers; 1,000 device tokens, a topic, a condition).
   ['SendNotificationResult.notificationResponses', 1500],

@@ -1,6 +1,7 @@
 import type { PrismaClient, Queue, Prisma } from '../generated/prisma/client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
+import { dbNow } from '../db/clock.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { givenColumns, insertQueues, MAX_QUEUES_PER_STATEMENT, type NewQueue } from '../db/sql/insertQueue.js';
 import { groupCommitPer } from '../db/group-commit.js';
@@ -53,26 +54,31 @@ const creations = groupCommitPer('queue_create', (db: PrismaClient) => ({
   write: (queues: NewQueue[]) => insertQueues(db, queues),
 }));
 
+/** A queue's per-process cap as stored: 0 (the default share) is null. */
+const storedCap = (cap: number | undefined) => (cap === 0 ? null : cap);
+
 export async function createQueue(db: PrismaClient, input: QueueCreateInput): Promise<Queue> {
-  const queue = await creations(db).submit(input);
+  const queue = await creations(db).submit({ ...input, maxConcurrentDispatches: storedCap(input.maxConcurrentDispatches) });
   if (!queue) throw new ConflictError(`queue "${input.name}" already exists`);
   return queue;
 }
 
 export function updateQueue(db: PrismaClient, name: string, input: QueueUpdateInput): Promise<Queue> {
-  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { ...input, updateTime: new Date() } }));
+  const { maxConcurrentDispatches, ...rest } = input;
+  const data = { ...rest, ...(maxConcurrentDispatches !== undefined && { maxConcurrentDispatches: storedCap(maxConcurrentDispatches) }), updateTime: dbNow(db) };
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data }));
 }
 
 export function setQueueStatus(db: PrismaClient, name: string, status: QueueStatusName): Promise<Queue> {
-  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { status, updateTime: new Date() } }));
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { status, updateTime: dbNow(db) } }));
 }
 
 export function setQueuePaused(db: PrismaClient, name: string, paused: boolean): Promise<Queue> {
-  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { paused, updateTime: new Date() } }));
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { paused, updateTime: dbNow(db) } }));
 }
 
 export function changeQueueRate(db: PrismaClient, name: string, rate: number): Promise<Queue> {
-  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { rate, updateTime: new Date() } }));
+  return changeQueue(db, name, (tx) => tx.queue.update({ where: { name }, data: { rate, updateTime: dbNow(db) } }));
 }
 
 /** Deletes a queue; `guard` lets areas that hang off queues (tasks) refuse or clean up in the same transaction. */

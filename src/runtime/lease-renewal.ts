@@ -1,11 +1,10 @@
 import type { Logger } from '../log.js';
-import type { BackoffPolicy } from './backoff.js';
-import { superviseLoop, type LoopRegistry, type SupervisedLoop } from './supervised-loop.js';
+import { superviseLoop, type LoopLimits, type LoopRegistry, type SupervisedLoop } from './supervised-loop.js';
 
 // While a worker holds leased rows (tasks running, notifications being sent or waiting to settle), it extends their
 // leases every third of the lease, so a slow attempt is never taken over by another process; only a dead process
-// (or an outage longer than the lease) lets a lease expire. A failed renewal retries sooner, never later, than the
-// normal interval.
+// (or an outage longer than the lease) lets a lease expire. A failed or stalled renewal retries sooner, never later,
+// than the normal interval.
 
 export function startLeaseRenewal(options: {
   leaseSeconds: number;
@@ -17,7 +16,7 @@ export function startLeaseRenewal(options: {
   /** What the rows are, for the log and the loop's name ("task", "delivery"). */
   what: string;
   loops: LoopRegistry;
-  backoff: BackoffPolicy;
+  limits: LoopLimits;
 }): SupervisedLoop {
   const intervalMs = Math.max(200, (options.leaseSeconds * 1000) / 3);
   // A row settled while its renewal was under way is not renewed, yet nothing was lost: it leaves `held` once its
@@ -28,7 +27,9 @@ export function startLeaseRenewal(options: {
     superviseLoop({
       name: `${options.what}-lease-renewal`,
       log: options.logger,
-      backoff: { baseMs: options.backoff.baseMs, capMs: Math.min(options.backoff.capMs, intervalMs) },
+      backoff: { baseMs: options.limits.backoff.baseMs, capMs: Math.min(options.limits.backoff.capMs, intervalMs) },
+      // A renewal that waits past its interval lets leases run out: the next one starts on another connection.
+      roundDeadlineMs: Math.min(options.limits.roundDeadlineMs, intervalMs),
       async round() {
         const ids = options.held();
         const kept = new Set(ids.length ? await options.renew(ids) : []);

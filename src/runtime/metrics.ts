@@ -2,9 +2,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
+import { pendingRetries } from '../db/sql/pendingRetries.js';
 import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { observeGroupCommits } from '../db/group-commit.js';
+import type { LoopRegistry, LoopState } from './supervised-loop.js';
+import { clockOffsetOf } from '../db/clock.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
 // Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
@@ -32,10 +35,49 @@ export interface GatewayMetrics {
   readonly credentialEnds: Counter<'why'>;
 }
 
-export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number }): GatewayMetrics {
+const LOOP_STATES: readonly LoopState[] = ['idle', 'running', 'backing-off', 'stalled', 'stopped'];
+
+export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number } | undefined; loops?: LoopRegistry } = {}): GatewayMetrics {
+  const { disk, loops } = options;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
   const registers = [registry];
+  new Gauge({
+    name: 'gateway_clock_offset_seconds',
+    help: "This process's clock minus the database's, in seconds (measured at start and every minute); schedules, leases and backoffs follow the database's clock, and the process warns above 1 s either way.",
+    registers,
+    collect() {
+      const offsetMs = clockOffsetOf(db);
+      if (offsetMs === undefined) this.reset();
+      else this.set(offsetMs / 1000);
+    },
+  });
+  if (loops) {
+    // What /readyz says of each worker loop, for alerts: a loop backing off or stalled is not doing its job.
+    new Gauge({
+      name: 'gateway_worker_loop_state',
+      help: 'Each worker loop of this process: 1 for the state it is in (running, backing-off, stalled, ...), 0 for the others.',
+      labelNames: ['loop', 'state'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const loop of loops.statuses()) for (const state of LOOP_STATES) this.set({ loop: loop.name, state }, loop.state === state ? 1 : 0);
+      },
+    });
+    const counted = new Map<string, number>();
+    new Counter({
+      name: 'gateway_worker_loop_stalls_total',
+      help: 'Rounds of each worker loop abandoned at WORKER_ROUND_DEADLINE_MS (they waited on something that did not answer).',
+      labelNames: ['loop'] as const,
+      registers,
+      collect() {
+        for (const loop of loops.statuses()) {
+          this.inc({ loop: loop.name }, loop.stalls - (counted.get(loop.name) ?? 0));
+          counted.set(loop.name, loop.stalls);
+        }
+      },
+    });
+  }
   if (disk) {
     // The embedded database's disk, read by the guard (src/db/disk-guard.ts) at most a second ago: alert well above the floor.
     new Gauge({
@@ -83,6 +125,36 @@ export function createMetrics(db: PrismaClient, log: Logger, disk?: { freeBytes(
     },
   });
   void tasksGauge;
+  // Notifications waiting out a retry wait, and when the first of them is tried again: an outage of a receiver shows
+  // here as a count that grows while the next attempt keeps moving forward.
+  let retries: Promise<Awaited<ReturnType<typeof pendingRetries>>> | undefined;
+  const readRetries = () =>
+    (retries ??= pendingRetries(db)
+      .catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) return [];
+        throw error;
+      })
+      .finally(() => setImmediate(() => (retries = undefined))));
+  new Gauge({
+    name: 'gateway_notifications_waiting_retry',
+    help: 'Notifications PENDING after a failed attempt, waiting for their next one, by channel.',
+    labelNames: ['channel'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await readRetries()) this.set({ channel: row.channel }, row.n);
+    },
+  });
+  new Gauge({
+    name: 'gateway_notifications_next_retry_timestamp_seconds',
+    help: 'When the earliest next attempt of a notification waiting after a failed attempt is due (Unix time, seconds), by channel.',
+    labelNames: ['channel'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await readRetries()) this.set({ channel: row.channel }, row.nextAt);
+    },
+  });
   // Under load a group commit writes many items per statement; near one on average under load means each write pays
   // a statement (and its NOTIFY's commit) of its own.
   const groupCommitItems = new Histogram({

@@ -5,7 +5,7 @@ import { untilDeadline } from './deadline.js';
 import type { LoopRegistry } from './supervised-loop.js';
 
 // Whether this process is doing its job: the database answers, every migration is applied, the LISTEN connection
-// is up, no worker loop is backing off, and it is not draining. Answered to anyone (GET /readyz), so it names the
+// is up, no worker loop is backing off or stalled (a round past its deadline), and it is not draining. Answered to anyone (GET /readyz), so it names the
 // failing checks and their states, never what a driver said; and answered within its own deadline, whatever the
 // database does.
 
@@ -57,8 +57,13 @@ export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStat
     const backingOff = Object.entries(workers)
       .filter(([, state]) => state === 'backing-off')
       .map(([name]) => `worker:${name}`);
+    // A round abandoned at its deadline waited on something that does not answer, which a read-only database does not
+    // explain: named whatever the database says.
+    const stalled = Object.entries(workers)
+      .filter(([, state]) => state === 'stalled')
+      .map(([name]) => `worker:${name}`);
     // The database answers writes again: loops still waiting out a back-off try now rather than at its end.
-    if (answer === 'ok' && backingOff.length) parts.loops.pollAll();
+    if (answer === 'ok' && (backingOff.length || stalled.length)) parts.loops.pollAll();
     const listenerOk = parts.bus.connected;
     const draining = parts.draining();
     const diskLow = parts.disk?.state() === 'low';
@@ -72,6 +77,7 @@ export function createReadiness(parts: { db: PrismaClient; pool?: () => PoolStat
       // reads too (docs/operations.md). A nearly full disk of the embedded database is the same: writes are refused,
       // reads served.
       ...(answer === 'read-only' || diskLow ? [] : backingOff),
+      ...stalled,
       ...(draining ? ['draining'] : []),
     ];
     const disk = parts.disk && { state: parts.disk.state(), freeBytes: parts.disk.freeBytes() ?? null, minFreeBytes: parts.disk.minFreeBytes };

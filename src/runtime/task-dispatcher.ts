@@ -9,9 +9,8 @@ import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
-import { faultBackoff } from './backoff.js';
 import { startLeaseRenewal } from './lease-renewal.js';
-import { superviseLoop } from './supervised-loop.js';
+import { loopLimits, superviseLoop } from './supervised-loop.js';
 import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
 import { untilDeadline } from './deadline.js';
 
@@ -23,6 +22,12 @@ import { untilDeadline } from './deadline.js';
 // a busy queue's slots pass from task to task at each commit instead of idling until the next round. It sleeps until
 // a NOTIFY (a task or queue changed in any process), freed slots the settle did not fill, or the next due instant
 // wakes it; TASK_POLL_MS only bounds that sleep in case a wake-up is lost.
+//
+// Dispatch is fair: no queue holds more of this process's TASK_CONCURRENCY slots than its cap (its
+// maxConcurrentDispatches, else TASK_QUEUE_CONCURRENCY, half the slots by default), so one queue whose targets hang
+// leaves the others room. Within the caps, each round first gives every queue with runnable tasks up to an equal share
+// of the slots, starting with a different queue each round, then the slots nobody else wants; and a settle hands its
+// queue's freed slots back to it only up to that share while other queues wait.
 
 /** Kept for the hand-back statement when a shutdown deadline is near. */
 const HAND_BACK_RESERVE_MS = 500;
@@ -31,11 +36,20 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   const { db, config, bus, loops } = services;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const logger = log.child({ worker: 'task-dispatcher', workerId });
-  const backoff = faultBackoff(config);
+  const limits = loopLimits(config);
+  const { backoff } = limits;
   /** Attempts running or waiting to settle: their leases are renewed until they settle. */
   const inflight = new Map<string, Promise<void>>();
   /** Slots of TASK_CONCURRENCY held for claims under way (their tasks are not in `inflight` yet). */
   let reserved = 0;
+  /** Per queue: its attempts in `inflight`, and its slots reserved for claims under way. */
+  const runningIn = new Map<string, number>();
+  const reservedIn = new Map<string, number>();
+  /** Per-process caps the last rounds read (null: the default share); queues with runnable tasks at the last round. */
+  const caps = new Map<string, number | null>();
+  let waiting: readonly string[] = [];
+  /** Which queue the next round serves first. */
+  let turn = 0;
   /** Claimed tasks whose attempt did not settle (interrupted, or the shutdown deadline came first); handed back on stop. */
   const unsettled = new Set<string>();
   const interrupt = new AbortController();
@@ -48,6 +62,28 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
 
   /** Local slots free for a claim now. */
   const free = () => config.TASK_CONCURRENCY - inflight.size - reserved;
+  const add = (counts: Map<string, number>, queue: string, n: number) => {
+    const next = (counts.get(queue) ?? 0) + n;
+    if (next === 0) counts.delete(queue);
+    else counts.set(queue, next);
+  };
+  /** Slots `queue` holds in this process: attempts running or settling, and claims under way. */
+  const heldBy = (queue: string) => (runningIn.get(queue) ?? 0) + (reservedIn.get(queue) ?? 0);
+  /** The most slots `queue` may hold in this process. */
+  const capOf = (queue: string) => Math.min(config.TASK_CONCURRENCY, caps.get(queue) ?? config.TASK_QUEUE_CONCURRENCY);
+  /** An equal share of the slots among the queues that want some (`queue` among them). */
+  const shareOf = (queue: string) => Math.ceil(config.TASK_CONCURRENCY / new Set([...waiting, queue]).size);
+  const reserve = (queue: string, n: number) => {
+    reserved += n;
+    add(reservedIn, queue, n);
+  };
+  const track = (task: ClaimedTask, run: Promise<void>) => {
+    if (!inflight.has(task.id)) add(runningIn, task.queueName, 1);
+    inflight.set(task.id, run);
+  };
+  const untrack = (task: ClaimedTask) => {
+    if (inflight.delete(task.id)) add(runningIn, task.queueName, -1);
+  };
 
   async function flushSettlements(): Promise<void> {
     while (toSettle.length) {
@@ -57,8 +93,12 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
       const perQueue = new Map<string, number>();
       for (const { task } of batch) perQueue.set(task.queueName, (perQueue.get(task.queueName) ?? 0) + 1);
       const [queueName, settledThere] = [...perQueue].reduce((a, b) => (b[1] > a[1] ? b : a));
-      const limit = Math.max(0, Math.min(settledThere, free() + batch.length));
-      reserved += limit;
+      // What the queue holds once this batch has settled: its own cap bounds the refill, and while other queues wait
+      // so does its share (the slots it does not take go to them at the next round).
+      const heldAfter = heldBy(queueName) - settledThere;
+      const othersWait = waiting.some((q) => q !== queueName);
+      const limit = Math.max(0, Math.min(settledThere, free() + batch.length, capOf(queueName) - heldAfter, othersWait ? shareOf(queueName) - heldAfter : Infinity));
+      reserve(queueName, limit);
       let claimed: ClaimedTask[] = [];
       try {
         const kept = await settleUntilLanded(
@@ -71,12 +111,12 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
           },
           retry,
         );
-        for (const { task } of batch) inflight.delete(task.id);
+        for (const { task } of batch) untrack(task);
         for (const item of batch) item.done(kept.has(item.task.id));
       } catch (error) {
         for (const item of batch) item.failed(error);
       } finally {
-        reserved -= limit;
+        reserve(queueName, -limit);
       }
       startAll(claimed);
       // Slots the settle freed and did not fill may serve other queues (or this one, once more becomes runnable).
@@ -95,7 +135,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
   async function runClaimed(task: ClaimedTask): Promise<void> {
     unsettled.add(task.id);
     try {
-      const settlement = await runTaskAttempt(task, interrupt.signal, services.outbound);
+      const settlement = await runTaskAttempt(task, interrupt.signal, services.outbound, config.TASK_MAX_TIMEOUT_SECONDS);
       if (!settlement) return;
       const kept = await settle(task, settlement);
       unsettled.delete(task.id);
@@ -110,24 +150,35 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     superviseLoop({
       name: 'task-dispatcher',
       log: logger,
-      backoff,
+      ...limits,
       /** One round; sleeps until something next becomes due (at most TASK_POLL_MS). */
       async round(signal) {
-        const { queues, nextDueAt, unblocked } = await dispatchRound(db);
-        for (const queue of queues) {
-          const limit = free();
-          if (limit <= 0 || signal.aborted) break;
-          reserved += limit;
-          let claimed: ClaimedTask[];
-          try {
-            claimed = await claimTasks(db, queue, workerId, limit, config.TASK_LEASE_SECONDS);
-          } finally {
-            reserved -= limit;
+        const { queues, untilDueMs, unblocked } = await dispatchRound(db);
+        for (const queue of queues) caps.set(queue.name, queue.maxConcurrentDispatches);
+        waiting = queues.map((q) => q.name);
+        const first = queues.length ? turn++ % queues.length : 0;
+        const order = [...waiting.slice(first), ...waiting.slice(0, first)];
+        // First up to an equal share each, then what is left up to each queue's cap (slots no other queue wants now).
+        const share = Math.ceil(config.TASK_CONCURRENCY / Math.max(1, order.length));
+        const drained = new Set<string>();
+        for (const upTo of [share, Infinity]) {
+          for (const queue of order) {
+            if (free() <= 0 || signal.aborted) break;
+            const limit = Math.min(free(), capOf(queue) - heldBy(queue), upTo - heldBy(queue));
+            if (limit <= 0 || drained.has(queue)) continue;
+            reserve(queue, limit);
+            let claimed: ClaimedTask[];
+            try {
+              claimed = await claimTasks(db, queue, workerId, limit, config.TASK_LEASE_SECONDS);
+            } finally {
+              reserve(queue, -limit);
+            }
+            if (claimed.length < limit) drained.add(queue); // it has no more runnable tasks (or rate) now
+            startAll(claimed);
           }
-          startAll(claimed);
         }
         if (unblocked > 0) return 0; // runnable from the next round on
-        const untilDue = nextDueAt ? nextDueAt.getTime() - Date.now() + 5 : Infinity;
+        const untilDue = untilDueMs === null ? Infinity : untilDueMs + 5;
         return Math.max(0, Math.min(config.TASK_POLL_MS, untilDue));
       },
     }),
@@ -144,11 +195,11 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     const run = runClaimed(task).finally(() => {
       // Settled attempts left `inflight` with their settle; these ended otherwise (interrupted, or the settle gave up).
       if (inflight.get(task.id) === run) {
-        inflight.delete(task.id);
+        untrack(task);
         dispatch.nudge();
       }
     });
-    inflight.set(task.id, run);
+    track(task, run);
   }
 
   /** Until no attempt runs or waits to settle (a settle under way at stop() may still start what it claimed). */
@@ -163,7 +214,7 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     logger,
     what: 'task',
     loops,
-    backoff,
+    limits,
   });
 
   return {
@@ -176,19 +227,22 @@ export function createTaskDispatcher(services: AppServices, log: Logger): Worker
     async stop(deadline) {
       stopping = true;
       for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
-      await dispatch.stop();
+      await dispatch.stop(deadline - HAND_BACK_RESERVE_MS);
       // Running attempts may finish within TASK_STOP_WAIT_MS (and before the deadline); the rest are interrupted.
       const waitMs = Math.min(config.TASK_STOP_WAIT_MS, deadline - HAND_BACK_RESERVE_MS - Date.now());
       if (!(await untilDeadline(drained(), waitMs))) interrupt.abort();
-      // Settles still retrying give up when only the hand-back's time is left.
+      // Settles still retrying give up when only the hand-back's time is left; one waiting on a database that does not
+      // answer is left behind then (its lease decides).
       const cancelGiveUp = retry.giveUpAt(deadline - HAND_BACK_RESERVE_MS);
-      await drained();
+      await untilDeadline(drained(), deadline - HAND_BACK_RESERVE_MS - Date.now());
       cancelGiveUp();
-      await renewal.stop();
-      const handed = await handBackTasks(db, [...unsettled], workerId).catch((error: unknown) => {
-        logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again');
-        return 0;
-      });
+      await renewal.stop(deadline - HAND_BACK_RESERVE_MS);
+      let handed = 0;
+      const handing = handBackTasks(db, [...unsettled], workerId).then(
+        (n) => (handed = n),
+        (error: unknown) => logger.error({ err: error }, 'handing tasks back failed; their leases expire and they run again'),
+      );
+      if (!(await untilDeadline(handing, deadline - Date.now()))) logger.error('handing tasks back got no answer by the shutdown deadline; their leases expire and they run again');
       if (handed) logger.info({ handed }, 'running tasks handed back for another process');
     },
     nudge: dispatch.nudge,

@@ -8,6 +8,8 @@ import { createSettleRetry, settleUntilLanded } from '../runtime/settle-retry.js
 import type { BackoffPolicy } from '../runtime/backoff.js';
 import type { LoopRegistry } from '../runtime/supervised-loop.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
+import { untilDeadline } from '../runtime/deadline.js';
+import { dbNow } from '../db/clock.js';
 
 // Runs fired instances in this process: performs the target with the job's retry policy, then settles the
 // instance SUCCEEDED or FAILED. Settlements are written in batches (one statement per flush), so 1,000 firings a
@@ -110,7 +112,7 @@ export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: 
     settle({
       id: instance.id,
       status: outcome.ok ? 'SUCCEEDED' : 'FAILED',
-      finishTime: new Date().toISOString(),
+      finishTime: dbNow(db).toISOString(),
       attempts: attempt,
       result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
       error: outcome.ok ? null : (outcome.error ?? 'failed'),
@@ -131,9 +133,11 @@ export function createJobExecutor(db: PrismaClient, log: Logger, deps: { loops: 
     async stop(deadline) {
       stopping.abort();
       const cancelGiveUp = retry.giveUpAt(deadline);
-      await Promise.allSettled([...running]);
+      // A task target may wait on the database (its task's status); a database that does not answer must not hold the
+      // process past its shutdown deadline: what is not settled by then is reaped after its lease.
+      await untilDeadline(Promise.allSettled([...running]), deadline - Date.now());
       if (flushTimer) clearTimeout(flushTimer);
-      await flush();
+      await untilDeadline(flush(), deadline - Date.now());
       cancelGiveUp();
     },
   };

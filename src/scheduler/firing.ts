@@ -16,6 +16,8 @@ export interface FiringOptions {
 
 export interface FiringRound {
   claimed: number;
+  /** The database's now() the round decided against (epoch ms), or null when nothing was due. */
+  nowMs: number | null;
   /** Instances to run in this process (RUNNING, leased to it). */
   runnable: RunnableInstance[];
   fired: FiredInstance[];
@@ -39,13 +41,15 @@ export function decideOccurrence(job: { name: string; schedule: string; timeZone
   };
 }
 
-export async function fireDueJobs(db: PrismaClient, me: string, options: FiringOptions, now = new Date()): Promise<FiringRound> {
-  const { claimed, fired } = await db.$transaction(
+/** One round, decided against the database's clock (the due jobs' claim reads its now()). */
+export async function fireDueJobs(db: PrismaClient, me: string, options: FiringOptions): Promise<FiringRound> {
+  const { claimed, fired, nowMs } = await db.$transaction(
     async (tx) => {
-      const due = await claimDueJobs(tx, now, options.batchSize);
-      if (due.length === 0) return { claimed: 0, fired: [] as FiredInstance[] };
+      const due = await claimDueJobs(tx, options.batchSize);
+      if (due.length === 0) return { claimed: 0, fired: [] as FiredInstance[], nowMs: null };
+      const now = new Date(due[0]!.nowMs);
       const occurrences = due.map((job) => decideOccurrence(job, now, options.misfireThresholdMs));
-      return { claimed: due.length, fired: await fireOccurrences(tx, me, now, occurrences) };
+      return { claimed: due.length, fired: await fireOccurrences(tx, me, now, occurrences), nowMs: now.getTime() };
     },
     { timeout: 30_000, maxWait: 30_000 },
   );
@@ -62,5 +66,5 @@ export async function fireDueJobs(db: PrismaClient, me: string, options: FiringO
       maxDoublings: f.maxDoublings,
       timeoutSeconds: f.timeoutSeconds,
     }));
-  return { claimed, runnable, fired };
+  return { claimed, nowMs, runnable, fired };
 }

@@ -1,5 +1,6 @@
 import type { PrismaClient, Job, JobInstance, Prisma } from '../generated/prisma/client.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { dbNow } from '../db/clock.js';
 import { translateWriteErrors } from '../db/errors.js';
 import { likeLiteral } from '../db/like.js';
 import { notifyEvent } from '../db/sql/notifyEvent.js';
@@ -118,7 +119,7 @@ function assertTargetAllowed(target: StoredTarget, outbound: OutboundPolicy): vo
   if (typeof templateUrl === 'string') outbound.assertAllowed(templateUrl, 'target.task.template.target.url');
 }
 
-export function createJob(db: PrismaClient, input: JobCreateInput, outbound: OutboundPolicy, now = new Date()): Promise<Job> {
+export function createJob(db: PrismaClient, input: JobCreateInput, outbound: OutboundPolicy, now = dbNow(db)): Promise<Job> {
   const timeZone = input.timeZone ?? 'UTC';
   const status = input.status ?? 'ENABLED';
   const target = toStoredTarget(input.target);
@@ -144,7 +145,7 @@ export function createJob(db: PrismaClient, input: JobCreateInput, outbound: Out
 }
 
 /** Changes a job; a new schedule or time zone recomputes nextRunTime from now (while ENABLED). */
-export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput, outbound: OutboundPolicy, now = new Date()): Promise<Job> {
+export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput, outbound: OutboundPolicy, now = dbNow(db)): Promise<Job> {
   const target = input.target ? toStoredTarget(input.target) : undefined;
   if (target) assertTargetAllowed(target, outbound);
   return changeJob(db, name, async (tx) => {
@@ -173,7 +174,7 @@ export function updateJob(db: PrismaClient, name: string, input: JobUpdateInput,
 }
 
 /** Stops automatic firing; nextRunTime becomes null. Pausing a paused job changes nothing. */
-export function pauseJob(db: PrismaClient, name: string, now = new Date()): Promise<Job> {
+export function pauseJob(db: PrismaClient, name: string, now = dbNow(db)): Promise<Job> {
   return changeJob(db, name, async (tx) => {
     const job = await tx.job.findUnique({ where: { name } });
     if (!job) throw new NotFoundError(`job "${name}" not found`);
@@ -183,7 +184,7 @@ export function pauseJob(db: PrismaClient, name: string, now = new Date()): Prom
 }
 
 /** Restores automatic firing from the next occurrence after now (occurrences missed while paused are not fired). */
-export function resumeJob(db: PrismaClient, name: string, now = new Date()): Promise<Job> {
+export function resumeJob(db: PrismaClient, name: string, now = dbNow(db)): Promise<Job> {
   return changeJob(db, name, async (tx) => {
     const job = await tx.job.findUnique({ where: { name } });
     if (!job) throw new NotFoundError(`job "${name}" not found`);
@@ -223,7 +224,7 @@ export function leaseMs(job: Pick<Job, 'timeoutSeconds' | 'retryCount' | 'maxBac
 }
 
 /** Starts a MANUAL instance now, whatever the job's status (also while paused); answers it RUNNING. */
-export async function runJob(db: PrismaClient, executor: JobExecutor, name: string, now = new Date()): Promise<JobInstance> {
+export async function runJob(db: PrismaClient, executor: JobExecutor, name: string, now = dbNow(db)): Promise<JobInstance> {
   const [job, instance] = await db.$transaction(async (tx) => {
     const found = await tx.job.findUnique({ where: { name } });
     if (!found) throw new NotFoundError(`job "${name}" not found`);

@@ -9,6 +9,7 @@ import { ValidationError } from '../errors.js';
 import { liveState } from '../events/live.js';
 import * as notifications from '../notifications/notifications.js';
 import { isFinalStatus } from '../notifications/notification-rules.js';
+import { formatDuration, retrySteps } from '../notifications/retry-schedule.js';
 import {
   CHANNEL_ENUM,
   NOTIFICATION_STATUSES,
@@ -85,6 +86,13 @@ export const NotificationRef = builder.prismaObject('Notification', {
     createTime: t.expose('createTime', { type: 'DateTime', description: 'When it was accepted.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When its status last changed.' }),
     deliveredTime: t.expose('deliveredTime', { type: 'DateTime', nullable: true, description: 'When the channel accepted it.' }),
+    nextAttemptAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'While PENDING, when its next attempt may start: sendAfter, or the end of the wait its retry schedule set after a failed attempt (DELIVERY_RETRY_SCHEDULE or the system\'s own, see setRetrySchedule); null in any other status.',
+      resolve: (n) => (n.status === 'PENDING' ? n.availableAt : null),
+    }),
   }),
 });
 
@@ -146,6 +154,24 @@ const SystemChannelRef = builder.prismaObject('SystemChannel', {
     systemId: t.exposeString('systemId', { description: 'The calling system.' }),
     channel: t.field({ type: NotificationChannel, description: 'The channel.', resolve: (c) => c.channel as SendChannel }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the settings were last set.' }),
+  }),
+});
+
+builder.prismaObject('RetrySchedule', {
+  description: "A system's own retry schedule, in place of the gateway's default (DELIVERY_RETRY_SCHEDULE): for one channel, or for all of its channels.",
+  fields: (t) => ({
+    systemId: t.exposeString('systemId', { description: 'The calling system.' }),
+    channel: t.field({
+      type: NotificationChannel,
+      nullable: true,
+      description: "The channel it applies to; null: every channel of the system that has no schedule of its own.",
+      resolve: (r) => (r.channel === notifications.ALL_CHANNELS ? null : (r.channel as SendChannel)),
+    }),
+    schedule: t.stringList({
+      description: 'The waits before the 2nd, 3rd, ... attempt ("5s", "30m", "2h"), each jittered by 20 %; once spent, a failing unit is FAILED. Empty: no retry.',
+      resolve: (r) => r.scheduleMs.map(formatDuration),
+    }),
+    updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When it was last set.' }),
   }),
 });
 
@@ -280,6 +306,14 @@ builder.queryFields((t) => ({
         boundSystemId(ctx),
       ),
   }),
+  retrySchedules: t.prismaField({
+    type: ['RetrySchedule'],
+    extensions: { scope: 'admin:all' },
+    description: "A system's own retry schedules (the channels without one, if none for all channels, follow DELIVERY_RETRY_SCHEDULE).",
+    args: { systemId: t.arg.string({ required: true, description: 'The calling system.' }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.db.retrySchedule.findMany({ ...query, where: { systemId: validate(systemIdRule, args.systemId, 'systemId') }, orderBy: { channel: 'asc' } }),
+  }),
   systemChannels: t.prismaField({
     type: ['SystemChannel'],
     extensions: { scope: 'admin:all' },
@@ -310,7 +344,7 @@ builder.mutationFields((t) => ({
       return notifications.acceptNotifications(ctx.db, systemId, args.channel, request as never, {
         idempotencyKey: idempotencyKeyOf(ctx, args.idempotencyKey),
         idempotencyTtlMs: ctx.config.IDEMPOTENCY_TTL_SECONDS * 1000,
-        maxAttempts: ctx.config.DELIVERY_MAX_ATTEMPTS,
+        maxAttempts: ctx.config.DELIVERY_RETRY_SCHEDULE.length + 1,
         outbound: ctx.outbound,
       });
     },
@@ -349,6 +383,25 @@ builder.mutationFields((t) => ({
       const parsed = parseChannelConfig(args.channel as AdapterChannelName, args.config);
       if (!parsed.ok) throw new ValidationError([{ field: 'config', message: parsed.message }]);
       return notifications.setSystemChannel(ctx.db, systemId, args.channel as AdapterChannelName, args.config as Prisma.InputJsonValue, ctx.outbound);
+    },
+  }),
+  setRetrySchedule: t.prismaField({
+    type: 'RetrySchedule',
+    nullable: true,
+    extensions: { scope: 'admin:all' },
+    description:
+      "Sets how a system's failed deliveries are retried, in place of DELIVERY_RETRY_SCHEDULE: the waits before each further attempt. Units accepted from then on get that many attempts plus one; units already accepted keep their number of attempts and wait as the schedule in force says. Answers the schedule, or null when it was removed.",
+    args: {
+      systemId: t.arg.string({ required: true, description: 'The calling system.' }),
+      channel: t.arg({ type: NotificationChannel, description: 'The channel; absent: every channel of the system that has no schedule of its own.' }),
+      schedule: t.arg.stringList({
+        description: 'The waits, such as ["5s", "5m", "30m", "2h"] (each 1ms to 7d, at most 50; [] retries nothing). Absent or null: removes the schedule, the default applies again.',
+      }),
+    },
+    resolve: (_query, _root, args, ctx) => {
+      const systemId = validate(systemIdRule, args.systemId, 'systemId');
+      const scheduleMs = args.schedule ? validate(retrySteps, args.schedule, 'schedule') : null;
+      return notifications.setRetrySchedule(ctx.db, systemId, args.channel ?? null, scheduleMs);
     },
   }),
   createFileGroup: t.prismaField({

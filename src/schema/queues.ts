@@ -33,6 +33,11 @@ export const QueueRef = builder.prismaObject('Queue', {
     status: t.field({ type: QueueStatus, description: 'OPEN accepts tasks, CLOSE refuses them.', resolve: (q) => q.status }),
     paused: t.exposeBoolean('paused', { description: 'Automatic start of tasks is suspended.' }),
     rate: t.exposeInt('rate', { description: 'Maximum number of tasks run in parallel, across all gateway processes.' }),
+    maxConcurrentDispatches: t.exposeInt('maxConcurrentDispatches', {
+      nullable: true,
+      description:
+        "The most of this queue's tasks one gateway process runs at once, so that a queue whose targets hang cannot take every task slot of a process (TASK_CONCURRENCY); null: the process's default share (TASK_QUEUE_CONCURRENCY, half of TASK_CONCURRENCY unless set). The queue's rate still bounds them across all processes.",
+    }),
     labels: t.exposeStringList('labels', { description: 'Group names, searchable with `queues(filter: {label})`.' }),
     createTime: t.expose('createTime', { type: 'DateTime', description: 'When the queue was created.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When the queue last changed (open and close set it).' }),
@@ -59,6 +64,7 @@ const CreateQueueInput = builder.inputType('CreateQueueInput', {
     rate: t.int({ description: 'Maximum parallel tasks (default 1).' }),
     labels: t.stringList({ description: 'Group names.' }),
     status: t.field({ type: QueueStatus, description: 'Initial status (default OPEN).' }),
+    maxConcurrentDispatches: t.int({ description: "The most of this queue's tasks one gateway process runs at once (1-10000); absent or 0: the default share (TASK_QUEUE_CONCURRENCY)." }),
   }),
 });
 
@@ -68,6 +74,7 @@ const UpdateQueueInput = builder.inputType('UpdateQueueInput', {
     description: t.string({ description: 'Free text.' }),
     rate: t.int({ description: 'Maximum parallel tasks.' }),
     labels: t.stringList({ description: 'Group names (replaces the list).' }),
+    maxConcurrentDispatches: t.int({ description: "The most of this queue's tasks one gateway process runs at once (1-10000); 0: back to the default share (TASK_QUEUE_CONCURRENCY)." }),
   }),
 });
 

@@ -1,4 +1,5 @@
 import type { GraphQLContext } from './context.js';
+import { dbNow } from '../db/clock.js';
 import { builder } from './builder.js';
 import { ActivityMinuteRef, activityArgs, activityWindow, firstItems, defineConnection, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { jobActivity } from '../db/sql/jobActivity.js';
@@ -335,7 +336,8 @@ function instanceChanges(ctx: GraphQLContext, name: string): AsyncIterableIterat
   return liveChanges(ctx.bus, 'jobInstance', name, {
     at: (row) => row.updateTime.getTime(),
     makeReader: () => {
-      let since = new Date();
+      // Compared with rows the database stamped: the database's clock, not this process's.
+      let since = dbNow(ctx.db);
       let seenAtSince = new Set<string>();
       return async () => {
         const rows = await ctx.db.jobInstance.findMany({ where: { jobName: name, updateTime: { gte: since } }, orderBy: [{ updateTime: 'asc' }, { id: 'asc' }] });

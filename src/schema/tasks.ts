@@ -6,7 +6,7 @@ import { builder } from './builder.js';
 import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
-import { createTaskInput, taskFilter, taskKey, TASK_END_STATUSES, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
+import { createTaskRule, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, DEFAULT_TIMEOUT_SECONDS, taskFilter, taskKey, TASK_END_STATUSES, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 import { queueTaskCounts } from '../db/sql/queueTaskCounts.js';
@@ -43,7 +43,7 @@ const TaskTargetRef = builder.objectRef<TaskTarget>('TaskHttpTarget').implement(
     method: t.exposeString('method', { description: 'HTTP method (default POST).' }),
     headers: t.field({ type: 'JSON', description: 'Request headers, an object of strings.', resolve: (x) => x.headers ?? {} }),
     body: t.string({ nullable: true, description: 'Body sent as is; when absent, the payload is sent as JSON.', resolve: (x) => x.body ?? null }),
-    timeoutSeconds: t.int({ description: 'Deadline of one attempt.', resolve: (x) => x.timeoutSeconds ?? 30 }),
+    timeoutSeconds: t.int({ description: 'Deadline of one attempt.', resolve: (x) => x.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS }),
   }),
 });
 
@@ -83,6 +83,12 @@ export const TaskRef = builder.prismaObject('Task', {
     startTime: t.expose('startTime', { type: 'DateTime', nullable: true, description: 'When its last attempt started.' }),
     finishTime: t.expose('finishTime', { type: 'DateTime', nullable: true, description: 'When it became SUCCEEDED, FAILED or CANCELLED.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When it last changed.' }),
+    nextAttemptAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'While READY, when its next attempt may start (once a slot of its queue is free): its schedule time, or the end of the backoff after a failed attempt; null in any other status.',
+      resolve: (x) => (x.status === 'READY' ? x.availableAt : null),
+    }),
   }),
 });
 
@@ -105,7 +111,7 @@ const TaskTargetInput = builder.inputType('TaskHttpTargetInput', {
     method: t.string({ description: 'GET, POST (default), PUT, PATCH, DELETE, HEAD or OPTIONS.' }),
     headers: t.field({ type: 'JSON', description: 'Request headers, an object of strings (X-Task-* are set by the gateway).' }),
     body: t.string({ description: 'Body sent as is; when absent, the payload is sent as JSON.' }),
-    timeoutSeconds: t.int({ description: 'Deadline of one attempt, 1-1800 (default 30).' }),
+    timeoutSeconds: t.int({ description: 'Deadline of one attempt in seconds, from 1 to TASK_MAX_TIMEOUT_SECONDS (600 unless set; default 30).' }),
   }),
 });
 
@@ -119,9 +125,9 @@ const CreateTaskInput = builder.inputType('CreateTaskInput', {
     target: t.field({ type: TaskTargetInput, required: true, description: 'What running the task does.' }),
     scheduleTime: t.field({ type: 'DateTime', description: 'Not started before this instant.' }),
     dependsOn: t.stringList({ description: 'Existing tasks of the same queue that must succeed first.' }),
-    maxAttempts: t.int({ description: 'Attempts before FAILED, 1-100 (default 5).' }),
-    minBackoffMs: t.int({ description: 'Wait after the first failed attempt (default 1000).' }),
-    maxBackoffMs: t.int({ description: 'Longest wait between attempts (default 300000).' }),
+    maxAttempts: t.int({ description: `Attempts before FAILED, 1-100 (default ${DEFAULT_MAX_ATTEMPTS}).` }),
+    minBackoffMs: t.int({ description: `Wait after the first failed attempt, doubled after each further one, each wait jittered by 20 % (default ${DEFAULT_MIN_BACKOFF_MS}).` }),
+    maxBackoffMs: t.int({ description: `Longest wait between attempts (default ${DEFAULT_MAX_BACKOFF_MS}: with the other defaults, retries span about 8 hours).` }),
   }),
 });
 
@@ -250,7 +256,7 @@ builder.mutationFields((t) => {
       extensions: { scope: 'tasks:write' },
       description: 'Creates a task: READY, or BLOCKED until its dependencies succeed and its schedule time comes. Refused when the queue is missing or CLOSE.',
       args: { input: t.arg({ type: CreateTaskInput, required: true, description: 'The task.' }) },
-      resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskInput, dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input'), ctx.outbound),
+      resolve: (_q, _r, args, ctx) => tasks.createTask(ctx.db, validate(createTaskRule(ctx.config.TASK_MAX_TIMEOUT_SECONDS), dropNullsDeepExcept(args.input, TASK_JSON_KEYS), 'input'), ctx.outbound),
     }),
     cancelTask: byKey('Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.', tasks.cancelTask),
     restartTask: byKey('Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.', tasks.restartTask),

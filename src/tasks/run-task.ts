@@ -2,7 +2,7 @@ import { sendOutbound } from '../http/outbound.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
 import type { ClaimedTask } from '../db/sql/claimTasks.js';
 import type { TaskSettlement } from '../db/sql/settleTask.js';
-import { backoffAfter, RESULT_BODY_LIMIT, type TaskTarget } from './task-rules.js';
+import { attemptTimeoutSeconds, backoffAfter, RESULT_BODY_LIMIT, type TaskTarget } from './task-rules.js';
 
 // Running a task is its HTTP request (Cloud Tasks' HTTP tasks): 2xx succeeds; any other answer, a timeout or a
 // connection error is retried with exponential backoff until maxAttempts are spent; an address the outbound policy
@@ -11,7 +11,7 @@ import { backoffAfter, RESULT_BODY_LIMIT, type TaskTarget } from './task-rules.j
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
 
 /** One attempt; `undefined` when the process is stopping and the attempt must be handed back instead. */
-export async function runTaskAttempt(task: ClaimedTask, signal: AbortSignal, policy: OutboundPolicy): Promise<TaskSettlement | undefined> {
+export async function runTaskAttempt(task: ClaimedTask, signal: AbortSignal, policy: OutboundPolicy, maxTimeoutSeconds: number): Promise<TaskSettlement | undefined> {
   const target = task.target as TaskTarget;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(target.headers ?? {})) headers[name.toLowerCase()] = value;
@@ -27,7 +27,7 @@ export async function runTaskAttempt(task: ClaimedTask, signal: AbortSignal, pol
   }
   const outcome = await sendOutbound(
     { url: target.url, method: target.method, headers, body },
-    { timeoutMs: (target.timeoutSeconds ?? 30) * 1000, signal, bodyLimit: RESULT_BODY_LIMIT, policy },
+    { timeoutMs: attemptTimeoutSeconds(target, maxTimeoutSeconds) * 1000, signal, bodyLimit: RESULT_BODY_LIMIT, policy },
   );
   if (outcome.kind === 'aborted') return undefined;
   // A refused address stays refused: no retry can help.

@@ -3,7 +3,7 @@ import type { TaskCreator } from '../scheduler/targets.js';
 import type { BusSignal } from '../events/bus.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 import { parseInput } from '../validation.js';
-import { createTaskInput, type TaskStatusName } from './task-rules.js';
+import { createTaskRule, type TaskStatusName } from './task-rules.js';
 import { createTask, getTask, taskStatusOf } from './tasks.js';
 
 // A scheduler job whose target is a task: each firing creates one task in the queue from the job's template
@@ -16,10 +16,10 @@ const WATCH_POLL_MS = 5000;
 
 type Wake = { kind: 'signal'; result: IteratorResult<BusSignal> } | { kind: 'poll' } | { kind: 'aborted' };
 
-export function createSchedulerTaskCreator(services: Pick<AppServices, 'db' | 'bus' | 'outbound'>): TaskCreator {
+export function createSchedulerTaskCreator(services: Pick<AppServices, 'db' | 'bus' | 'outbound' | 'config'>): TaskCreator {
   return {
     async createTask({ queue, template, jobName, instanceId, signal }) {
-      const input = parseInput(createTaskInput, { name: `${jobName}.${instanceId}`, ...template, queueName: queue }, 'template');
+      const input = parseInput(createTaskRule(services.config.TASK_MAX_TIMEOUT_SECONDS), { name: `${jobName}.${instanceId}`, ...template, queueName: queue }, 'template');
       const key = { queueName: queue, name: input.name };
       // Subscribe before creating: no status change can slip between the two.
       const events = services.bus.subscribe('task', taskEventKey(queue, input.name));

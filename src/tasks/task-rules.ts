@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ConflictError } from '../errors.js';
 import { queueName } from '../queues/queue-rules.js';
-import { storableDate } from '../validation.js';
+import { builtOncePerLimits, storableDate } from '../validation.js';
+import { jitterFactor } from '../jitter.js';
 
 // Every rule about what a task may hold and how its status may change; the GraphQL and JSON-RPC edges validate
 // with these schemas and every SQL statement that moves a task takes its `from` statuses from TASK_TRANSITIONS.
@@ -59,7 +60,14 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, 'must
 /** Set by the dispatcher on every attempt; a target may not override them. */
 export const RESERVED_HEADERS = ['x-task-queue', 'x-task-name', 'x-task-id', 'x-task-attempt', 'content-length', 'host'];
 
-export const taskTarget = z.strictObject(
+/** An attempt's deadline when the target names none. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+/**
+ * A task's HTTP target. `maxTimeoutSeconds` (TASK_MAX_TIMEOUT_SECONDS) bounds one attempt's deadline: each attempt
+ * holds one of a process's task slots until it ends, so a target that never answers holds it that long.
+ */
+const taskTargetWithin = (maxTimeoutSeconds: number) => z.strictObject(
   {
     url: z
       .string({ message: 'must be a string' })
@@ -72,30 +80,48 @@ export const taskTarget = z.strictObject(
       .default({}),
     /** Sent as is; when absent the task's payload is sent as JSON (methods that carry a body). */
     body: z.string({ message: 'must be a string' }).max(1_048_576, 'at most 1 MiB').optional(),
-    timeoutSeconds: z.number({ message: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(1800, 'must be at most 1800').default(30),
+    timeoutSeconds: z
+      .number({ message: 'must be a number' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(maxTimeoutSeconds, `must be at most ${maxTimeoutSeconds} (TASK_MAX_TIMEOUT_SECONDS: the longest attempt a gateway process holds a task slot for)`)
+      .default(Math.min(DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds)),
   },
   { message: 'must be an object {url, method?, headers?, body?, timeoutSeconds?}' },
 );
-export type TaskTarget = z.output<typeof taskTarget>;
+export type TaskTarget = z.output<ReturnType<typeof taskTargetWithin>>;
+/** The deadline an attempt runs with: what the target says, never above TASK_MAX_TIMEOUT_SECONDS (a task stored before it was lowered). */
+export function attemptTimeoutSeconds(target: Pick<TaskTarget, 'timeoutSeconds'> | { timeoutSeconds?: number }, maxTimeoutSeconds: number): number {
+  return Math.min(target.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, maxTimeoutSeconds);
+}
+
+/**
+ * Defaults of a task's retries (the Task table's column defaults say the same): 20 attempts, waits doubling from 1 s
+ * up to 1 h, so that a target's outage of about 8 hours loses nothing.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 20;
+export const DEFAULT_MIN_BACKOFF_MS = 1000;
+export const DEFAULT_MAX_BACKOFF_MS = 3_600_000;
 
 const backoffMs = z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(86_400_000, 'must be at most 86400000 (one day)');
 
-export const createTaskInput = z
+/** A new task, its attempt deadline bounded by TASK_MAX_TIMEOUT_SECONDS. */
+export const createTaskRule = builtOncePerLimits((maxTimeoutSeconds: number) => z
   .strictObject({
     queueName,
     name: taskName,
     description: z.string({ message: 'must be a string' }).max(1024, 'at most 1024 characters').optional(),
     payload: z.unknown().optional(),
-    target: taskTarget,
+    target: taskTargetWithin(maxTimeoutSeconds),
     scheduleTime: storableDate('must be an ISO 8601 date-time').optional(),
     dependsOn: z.array(taskName, { message: 'must be an array of task names' }).max(100, 'at most 100 tasks').optional(),
     maxAttempts: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
     minBackoffMs: backoffMs.optional(),
     maxBackoffMs: backoffMs.optional(),
   })
-  .refine((t) => (t.minBackoffMs ?? 1000) <= (t.maxBackoffMs ?? 300_000), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
-  .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] });
-export type CreateTaskInput = z.output<typeof createTaskInput>;
+  .refine((t) => (t.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS) <= (t.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS), { message: 'must not be below minBackoffMs', path: ['maxBackoffMs'] })
+  .refine((t) => !t.dependsOn?.includes(t.name), { message: 'a task cannot depend on itself', path: ['dependsOn'] }));
+export type CreateTaskInput = z.output<ReturnType<typeof createTaskRule>>;
 
 export const taskKey = z.strictObject({ queueName, name: taskName });
 export type TaskKey = z.output<typeof taskKey>;
@@ -110,7 +136,7 @@ export const taskFilter = z.strictObject({
 });
 export type TaskFilter = z.output<typeof taskFilter>;
 
-/** Backoff after the attempt-th failure: min * 2^(attempt-1), capped at max (Cloud Tasks' doubling). */
-export function backoffAfter(attempt: number, minMs: number, maxMs: number): number {
-  return Math.min(maxMs, minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+/** Backoff after the attempt-th failure: min * 2^(attempt-1) (Cloud Tasks' doubling), jittered, capped at max. */
+export function backoffAfter(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+  return Math.round(Math.min(maxMs, minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30) * jitterFactor(random)));
 }

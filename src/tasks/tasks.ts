@@ -1,6 +1,7 @@
 import type { PrismaClient, Prisma, Task } from '../generated/prisma/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { translateWriteErrors } from '../db/errors.js';
+import { dbNow } from '../db/clock.js';
 import { likeLiteral } from '../db/like.js';
 import { notifyTaskChange } from '../db/sql/taskEvents.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
@@ -42,7 +43,7 @@ export async function createTask(db: PrismaClient, input: CreateTaskInput, outbo
         // Dependencies must exist first: a typo fails now instead of blocking forever, and no cycle can form.
         throw new ValidationError([{ field: 'dependsOn', message: `no task ${missing.map((m) => `"${m}"`).join(', ')} in queue "${input.queueName}"` }]);
       }
-      const now = new Date();
+      const now = dbNow(db);
       const waiting = deps.some((d) => d.status !== 'SUCCEEDED') || (input.scheduleTime !== undefined && input.scheduleTime > now);
       const task = await tx.task.create({
         data: {
@@ -110,7 +111,7 @@ export async function tasksSummary(db: PrismaClient, queueName: string): Promise
 /** Moves one task by `action` if its status allows, else a CONFLICT naming the status; nothing changes on refusal. */
 async function transition(db: PrismaClient, action: Extract<TaskAction, 'cancel' | 'restart'>, key: TaskKey, data: Prisma.TaskUpdateManyMutationInput): Promise<Task> {
   return db.$transaction(async (tx) => {
-    const now = new Date();
+    const now = dbNow(db);
     const moved = await tx.task.updateMany({
       where: { queueName: key.queueName, name: key.name, status: { in: fromStatuses(action) } },
       data: { ...data, updateTime: now },
@@ -127,11 +128,11 @@ async function transition(db: PrismaClient, action: Extract<TaskAction, 'cancel'
 }
 
 export function cancelTask(db: PrismaClient, key: TaskKey): Promise<Task> {
-  return transition(db, 'cancel', key, { status: 'CANCELLED', finishTime: new Date() });
+  return transition(db, 'cancel', key, { status: 'CANCELLED', finishTime: dbNow(db) });
 }
 
 export function restartTask(db: PrismaClient, key: TaskKey): Promise<Task> {
-  return transition(db, 'restart', key, { status: 'READY', attempts: 0, availableAt: new Date(), startTime: null, finishTime: null });
+  return transition(db, 'restart', key, { status: 'READY', attempts: 0, availableAt: dbNow(db), startTime: null, finishTime: null });
 }
 
 /** deleteQueue takes the queue's tasks with it, but never while one of them runs somewhere. */

@@ -6,8 +6,9 @@ import pg from 'pg';
 import { freePort } from './ports.js';
 
 // A PostgreSQL cluster of the test's own (initdb + pg_ctl from the Debian packages), in a temporary directory on a
-// free port, so a test can stop and start the database under running gateways. PostgreSQL refuses to run as root:
-// when the tests run as root (CI), the cluster's commands run as the `postgres` user.
+// free port, so a test can stop and start the database under running gateways, or give it a streaming replica
+// (pg_basebackup -R) to promote. PostgreSQL refuses to run as root: when the tests run as root (CI), the cluster's
+// commands run as the `postgres` user.
 
 export interface PgCluster {
   port: number;
@@ -21,6 +22,8 @@ export interface PgCluster {
   /** SIGCONT to the processes freeze() stopped. */
   thaw(): void;
   createDatabase(name: string): Promise<string>;
+  /** A standby of this cluster only: `pg_ctl promote`, it becomes a primary that takes writes. */
+  promote(): void;
   destroy(): void;
 }
 
@@ -36,23 +39,53 @@ function binDir(): string {
   throw new Error('initdb not found: install the Debian package postgresql (initdb and pg_ctl are needed)');
 }
 
+/** Runs the server's commands, as the `postgres` user when the tests run as root (PostgreSQL refuses root). */
+function commands(): { bin: string; asRoot: boolean; run(cmd: string, args: string[]): void; own(dir: string): void } {
+  const bin = binDir();
+  const asRoot = process.getuid?.() === 0;
+  return {
+    bin,
+    asRoot,
+    run(cmd, args) {
+      const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
+      execFileSync(file, argv, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+    },
+    own(dir) {
+      if (!asRoot) return;
+      const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+      const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+      chownSync(dir, uid, gid);
+    },
+  };
+}
+
 /** `settings`: more server settings (`name=value`), such as `shared_preload_libraries=pg_stat_statements`. */
 export async function startPgCluster(settings: string[] = []): Promise<PgCluster> {
-  const bin = binDir();
+  const cmd = commands();
   const port = await freePort();
   const root = mkdtempSync(join(tmpdir(), 'gw-pg-'));
-  const asRoot = process.getuid?.() === 0;
-  const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
-    execFileSync(file, argv, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
-  };
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    chownSync(root, uid, gid);
-  }
+  cmd.own(root);
   const data = join(root, 'data');
-  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  cmd.run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  return clusterAt(cmd, root, data, port, settings);
+}
+
+/**
+ * A streaming replica of `primary` (`pg_basebackup -R`: a standby that follows it), on a port of its own. Made for
+ * failovers: `promote()` turns it into a primary.
+ */
+export async function startPgReplica(primary: PgCluster, settings: string[] = []): Promise<PgCluster> {
+  const cmd = commands();
+  const port = await freePort();
+  const root = mkdtempSync(join(tmpdir(), 'gw-pg-replica-'));
+  cmd.own(root);
+  const data = join(root, 'data');
+  cmd.run('pg_basebackup', ['-D', data, '-R', '-X', 'stream', '-c', 'fast', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres']);
+  return clusterAt(cmd, root, data, port, settings);
+}
+
+function clusterAt(cmd: ReturnType<typeof commands>, root: string, data: string, port: number, settings: string[]): PgCluster {
+  const { run } = cmd;
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200${settings.map((setting) => ` -c ${setting}`).join('')}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
   start();
@@ -86,6 +119,7 @@ export async function startPgCluster(settings: string[] = []): Promise<PgCluster
       await client.end();
       return url(name);
     },
+    promote: () => run('pg_ctl', ['-D', data, '-w', '-t', '60', 'promote']),
     destroy() {
       thaw();
       try {

@@ -3,7 +3,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 // A TCP relay a test can cut: the gateway reaches its PostgreSQL through it, and `cut()` is an outage as the gateway
 // meets it (open connections reset, new ones refused) without stopping a server other tests share. `hold` and
 // `cutAfterReply` act on one connection, chosen by what the gateway sends on it (matched as latin1 text: a statement's
-// text or its bound parameters).
+// text or its bound parameters). `blackhole()` and `retarget()` are a failover as a gateway meets it when the old
+// primary's host vanished: what is open goes silent, what opens next reaches the new primary.
 
 export interface TcpProxy {
   port: number;
@@ -21,6 +22,13 @@ export interface TcpProxy {
    * connection reset. Resolves when that happened. Other connections, and new ones, work on.
    */
   cutAfterReply(match: (sent: string) => boolean): Promise<void>;
+  /**
+   * Every connection open now goes silent: nothing more is forwarded either way, and nothing is closed or reset (the
+   * gateway's side stays open, as when a host vanished and its packets are dropped). New connections are not affected.
+   */
+  blackhole(): void;
+  /** New connections reach this server from now on (open ones keep theirs). */
+  retarget(host: string, port: number): void;
 }
 
 /** ReadyForQuery ('Z', length 5): the server's last message of a query cycle, after its implicit commit. */
@@ -32,7 +40,10 @@ interface Rule {
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  let target = { host: targetHost, port: targetPort };
   const sockets = new Set<Socket>();
+  /** Silences each relayed connection open now. */
+  const silencers = new Set<() => void>();
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -46,11 +57,15 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     if (!to.destroyed) to.write(chunk);
   };
   const relay = (client: Socket) => {
-    const upstream = connect(targetPort, targetHost);
+    const upstream = connect(target.port, target.host);
     track(client);
     track(upstream);
     let held: Buffer[] | null = null;
     let cutArmed: Rule | undefined;
+    let silent = false;
+    const silence = () => (silent = true);
+    silencers.add(silence);
+    client.on('close', () => silencers.delete(silence));
     const forward = (chunk: Buffer) => {
       if (cutRule?.match(chunk.toString('latin1'))) {
         cutArmed = cutRule;
@@ -59,6 +74,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       send(upstream, chunk);
     };
     client.on('data', (chunk: Buffer) => {
+      if (silent) return;
       if (held) return void held.push(chunk);
       const rule = holdRule;
       if (rule && !rule.released && rule.match(chunk.toString('latin1'))) {
@@ -74,6 +90,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       forward(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
+      if (silent) return;
       if (cutArmed && chunk.includes(READY_FOR_QUERY)) {
         const rule = cutArmed;
         cutArmed = undefined;
@@ -85,7 +102,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       send(client, chunk);
     });
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A silenced connection stays open on the gateway's side whatever the old server does.
+    upstream.on('close', () => silent || client.destroy());
   };
   const listen = async () => {
     server = createServer(relay);
@@ -119,6 +137,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     cutAfterReply(match) {
       return new Promise<void>((fired) => (cutRule = { match, fired }));
+    },
+    blackhole() {
+      for (const silence of silencers) silence();
+      silencers.clear();
+    },
+    retarget(host, port) {
+      target = { host, port };
     },
   };
 }

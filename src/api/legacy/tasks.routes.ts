@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { queueName } from '../../queues/queue-rules.js';
-import { createTaskInput, taskFilter, taskKey, TASK_STATUSES } from '../../tasks/task-rules.js';
+import { createTaskRule, taskFilter, taskKey, TASK_STATUSES } from '../../tasks/task-rules.js';
 import * as op from '../../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
 import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';
@@ -19,7 +19,7 @@ export function taskRoutes(config: Config): RpcRoute[] {
       area: 'tasks',
       path: '/createTask',
       summary: 'Creates a task in an OPEN queue: READY, or BLOCKED until its dependsOn tasks succeed and its scheduleTime comes.',
-      params: createTaskInput,
+      params: createTaskRule(config.TASK_MAX_TIMEOUT_SECONDS),
       document: op.CreateTaskDocument,
       variables: ({ scheduleTime, ...input }) => ({ input: { ...input, ...(scheduleTime && { scheduleTime: scheduleTime.toISOString() }) } }),
       result: (d) => same(d.createTask),

@@ -21,9 +21,20 @@ export interface AcceptRequest {
   sendAfter: string | null;
   sendBefore: string | null;
   availableAt: string;
+  /** 1 + the waits of DELIVERY_RETRY_SCHEDULE; a system's own schedule (RetrySchedule) takes its place in the statement. */
   maxAttempts: number;
   createTime: string;
   units: { id: string; type: string; recipient: string; payload: unknown }[];
+}
+
+/**
+ * The attempts a unit of request row `r` gets: 1 + the waits of its system's retry schedule for its channel, else for
+ * all its channels ("*"), else the default schedule's (the request's `maxAttempts`).
+ */
+function attemptsAllowed(r: string): Prisma.Sql {
+  const row = Prisma.raw(r);
+  return Prisma.sql`coalesce((SELECT cardinality(rs."scheduleMs") + 1 FROM "RetrySchedule" rs
+      WHERE rs."systemId" = ${row}."systemId" AND rs.channel IN (${row}.channel, '*') ORDER BY rs.channel = '*' LIMIT 1), ${row}."maxAttempts")`;
 }
 
 /**
@@ -79,7 +90,7 @@ export async function acceptNotifications(db: PrismaClient, requests: AcceptRequ
                                   flag, priority, "sendAfter", "sendBefore", "availableAt", attempts, "maxAttempts", "createTime", "updateTime")
       SELECT u.id, a."incomingId", a."systemId", a.channel, u.type, u.recipient, u.payload, a."reportForm", a."fileGroupId", 'PENDING',
              a.flag, a.priority, a."sendAfter" AT TIME ZONE 'UTC', a."sendBefore" AT TIME ZONE 'UTC', a."availableAt" AT TIME ZONE 'UTC', 0,
-             a."maxAttempts", a."createTime" AT TIME ZONE 'UTC', a."createTime" AT TIME ZONE 'UTC'
+             ${attemptsAllowed('a')}, a."createTime" AT TIME ZONE 'UTC', a."createTime" AT TIME ZONE 'UTC'
       FROM jsonb_to_recordset(${JSON.stringify(units)}::jsonb) AS u(i int, id uuid, type text, recipient text, payload jsonb)
       JOIN accepted a ON a.i = u.i
       RETURNING "incomingId"
@@ -114,7 +125,7 @@ async function insertOnly(db: PrismaClient, requests: AcceptRequest[]): Promise<
                                   flag, priority, "sendAfter", "sendBefore", "availableAt", attempts, "maxAttempts", "createTime", "updateTime")
       SELECT id, "incomingId", "systemId", channel, type, recipient, payload, "reportForm", NULL, 'PENDING',
              flag, priority, "sendAfter" AT TIME ZONE 'UTC', "sendBefore" AT TIME ZONE 'UTC', "availableAt" AT TIME ZONE 'UTC', 0,
-             "maxAttempts", "createTime" AT TIME ZONE 'UTC', "createTime" AT TIME ZONE 'UTC'
+             ${attemptsAllowed('u')}, "createTime" AT TIME ZONE 'UTC', "createTime" AT TIME ZONE 'UTC'
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS u(
         id uuid, "incomingId" uuid, "systemId" text, channel text, type text, recipient text, payload jsonb, "reportForm" jsonb,
         flag text, priority int, "sendAfter" timestamptz, "sendBefore" timestamptz, "availableAt" timestamptz, "maxAttempts" int,

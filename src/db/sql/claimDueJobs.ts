@@ -7,18 +7,22 @@ export interface DueJob {
   misfirePolicy: 'FIRE_ONCE' | 'SKIP';
   /** The occurrence to fire, epoch milliseconds (UTC). */
   nextRunMs: number;
+  /** The database's now() (the transaction's start), epoch milliseconds: what the round decides against. */
+  nowMs: number;
 }
 
 /**
- * Locks up to `limit` ENABLED jobs whose next occurrence is due at `now`, earliest first, skipping rows another
- * process holds; the locks last until `tx` ends, in which fireOccurrences moves them forward.
+ * Locks up to `limit` ENABLED jobs whose next occurrence is due by the database's clock (never a process's: one whose
+ * clock runs ahead would fire early), earliest first, skipping rows another process holds; the locks last until `tx`
+ * ends, in which fireOccurrences moves them forward.
  */
-export async function claimDueJobs(tx: Prisma.TransactionClient, now: Date, limit: number): Promise<DueJob[]> {
+export async function claimDueJobs(tx: Prisma.TransactionClient, limit: number): Promise<DueJob[]> {
   return tx.$queryRaw<DueJob[]>`
     SELECT name, schedule, "timeZone", "misfirePolicy"::text AS "misfirePolicy",
-           (extract(epoch FROM "nextRunTime" AT TIME ZONE 'UTC') * 1000)::float8 AS "nextRunMs"
+           (extract(epoch FROM "nextRunTime" AT TIME ZONE 'UTC') * 1000)::float8 AS "nextRunMs",
+           (extract(epoch FROM now()) * 1000)::float8 AS "nowMs"
     FROM "Job"
-    WHERE status = 'ENABLED' AND "nextRunTime" <= (${now.toISOString()}::timestamptz AT TIME ZONE 'UTC')
+    WHERE status = 'ENABLED' AND "nextRunTime" <= (now() AT TIME ZONE 'UTC')
     ORDER BY "nextRunTime"
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`;

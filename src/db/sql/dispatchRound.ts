@@ -3,10 +3,16 @@ import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
 export interface DispatchRound {
-  /** OPEN, unpaused queues with a free rate slot and a runnable task (READY and due, or RUNNING with an expired lease). */
-  queues: string[];
-  /** The next instant something becomes due anywhere (a schedule time, a backoff's end, a lease's expiry). */
-  nextDueAt: Date | null;
+  /**
+   * OPEN, unpaused queues with a free rate slot and a runnable task (READY and due, or RUNNING with an expired lease),
+   * by name, with their per-process cap (null: the process's default share).
+   */
+  queues: { name: string; maxConcurrentDispatches: number | null }[];
+  /**
+   * Milliseconds from the database's now() to the next instant something becomes due anywhere (a schedule time, a
+   * backoff's end, a lease's expiry), or null: the process sleeps that long whatever its own clock says.
+   */
+  untilDueMs: number | null;
   /** BLOCKED tasks this statement made READY; they are runnable from the next round on. */
   unblocked: number;
 }
@@ -17,7 +23,7 @@ export interface DispatchRound {
  * shares the statement's snapshot, so tasks unblocked here show up in the next round (their announcement wakes it).
  */
 export async function dispatchRound(db: PrismaClient): Promise<DispatchRound> {
-  const [row] = await db.$queryRaw<{ queues: string[] | null; nextDueAt: Date | null; unblocked: number }[]>`
+  const [row] = await db.$queryRaw<{ queues: DispatchRound['queues'] | null; untilDueMs: number | null; unblocked: number }[]>`
     WITH clock AS (SELECT (now() AT TIME ZONE 'UTC') AS now),
     unblocked AS (
       UPDATE "Task" t SET status = 'READY', "availableAt" = greatest(t."availableAt", clock.now), "updateTime" = clock.now
@@ -33,7 +39,7 @@ export async function dispatchRound(db: PrismaClient): Promise<DispatchRound> {
     ),
     announced AS (${announceTaskChanges('unblocked')})
     SELECT
-      (SELECT array_agg(q.name ORDER BY q.name) FROM "Queue" q, clock
+      (SELECT json_agg(json_build_object('name', q.name, 'maxConcurrentDispatches', q."maxConcurrentDispatches") ORDER BY q.name) FROM "Queue" q, clock
         WHERE q.status = 'OPEN' AND NOT q.paused AND EXISTS (
           SELECT 1 FROM "Task" t
           WHERE t."queueName" = q.name
@@ -42,12 +48,12 @@ export async function dispatchRound(db: PrismaClient): Promise<DispatchRound> {
           -- a hint only (claimTasks counts again under the queue lock): skips a claim that could take nothing
           SELECT count(*) FROM "Task" t WHERE t."queueName" = q.name AND t.status = 'RUNNING' AND t."lockedUntil" >= clock.now
         )) AS queues,
-      least(
+      (extract(epoch FROM least(
         (SELECT min(t."availableAt") FROM "Task" t, clock WHERE t.status = 'READY' AND t."availableAt" > clock.now),
         (SELECT min(t."scheduleTime") FROM "Task" t, clock WHERE t.status = 'BLOCKED' AND t."scheduleTime" > clock.now),
         (SELECT min(t."lockedUntil") FROM "Task" t, clock WHERE t.status = 'RUNNING' AND t."lockedUntil" >= clock.now)
-      ) AS "nextDueAt",
+      ) - (SELECT now FROM clock)) * 1000)::float8 AS "untilDueMs",
       (SELECT count(*) FROM unblocked)::int AS unblocked
     FROM announced`;
-  return { queues: row?.queues ?? [], nextDueAt: row?.nextDueAt ?? null, unblocked: row?.unblocked ?? 0 };
+  return { queues: row?.queues ?? [], untilDueMs: row?.untilDueMs ?? null, unblocked: row?.unblocked ?? 0 };
 }

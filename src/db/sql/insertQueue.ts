@@ -9,15 +9,16 @@ export interface NewQueue {
   rate?: number | undefined;
   labels?: string[] | undefined;
   status?: 'OPEN' | 'CLOSE' | undefined;
+  maxConcurrentDispatches?: number | null | undefined;
 }
 
 /** The columns a new queue may give, with their SQL types; a column not given takes the table's default. */
-const GIVEN_COLUMNS = { name: 'text', description: 'text', rate: 'int', labels: 'text[]', status: '"QueueStatus"' } as const;
+const GIVEN_COLUMNS = { name: 'text', description: 'text', rate: 'int', labels: 'text[]', status: '"QueueStatus"', maxConcurrentDispatches: 'int' } as const;
 type Column = keyof typeof GIVEN_COLUMNS;
 
 /** The columns a new queue gives: queues share a statement only when they give the same ones. */
 export function givenColumns(queue: NewQueue): string {
-  return (Object.keys(GIVEN_COLUMNS) as Column[]).filter((column) => queue[column] !== undefined).join(',');
+  return (Object.keys(GIVEN_COLUMNS) as Column[]).filter((column) => queue[column] !== undefined && queue[column] !== null).join(',');
 }
 
 /** Queues in one statement at most: the NOTIFY payload names them all and must stay under 8,000 bytes (names <= 128). */

@@ -3,7 +3,7 @@ import { statementsOf } from '../statements.js';
 import { coalescedRead } from '../coalesced-reads.js';
 
 /** A queue row as the Prisma model reads it (the enum as its text). */
-export const QUEUE_COLUMNS = Prisma.raw(`"name", "description", "status"::text AS "status", "paused", "rate", "labels", "createTime", "updateTime"`);
+export const QUEUE_COLUMNS = Prisma.raw(`"name", "description", "status"::text AS "status", "paused", "rate", "maxConcurrentDispatches", "labels", "createTime", "updateTime"`);
 
 /** One queue by name, or null (reads arriving together share a statement: src/db/coalesced-reads.ts). */
 export const queueByName = coalescedRead<PrismaClient, string, Queue>({
