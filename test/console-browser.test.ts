@@ -211,7 +211,7 @@ describe('the operator console in a browser, AUTH=on', () => {
       const panel = await c.page.locator('.panel').innerText();
       expect(panel).toContain(`POST ${sink.url}/work`);
       expect(panel).toContain('HTTP 200');
-      expect(panel).toMatch(/1 of 5/);
+      expect(panel).toMatch(/1 of 20/);
       await expect.poll(() => c.page.locator('.timeline li').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringMatching(/^running/), expect.stringMatching(/^succeeded/)]));
       // The task list followed too.
       await expect.poll(() => c.page.locator('[data-task="t2"] .status').innerText()).toBe('succeeded');
