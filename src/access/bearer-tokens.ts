@@ -5,8 +5,6 @@ import { claimsReader, type ClaimPaths } from './token-claims.js';
 import type { Principal } from './principal.js';
 import { createProviderKeys, ProviderUnavailableError } from './provider-keys.js';
 
-export { ProviderUnavailableError };
-
 // Bearer tokens from an OpenID provider: JWT access tokens (RFC 9068) checked with `jose` against the provider's
 // published keys, as src/access/provider-keys.ts holds them (read through discovery, again when too old or when a
 // token names a key they lack, never more than once per cooldown, the last good keys kept while the provider fails).

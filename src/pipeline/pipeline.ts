@@ -239,17 +239,14 @@ export function createPipeline(parts: PipelineParts): Pipeline {
    * refusal and the legacy paths do. A partial result keeps its 200: its data is the answer.
    */
   const refusedWhole = (result: ExecutionResult, request: OperationRequest): ExecutionResult => {
-    if (!request.httpStatus || result.data != null || !result.errors?.some((e) => e.extensions?.code === 'FORBIDDEN' && !e.extensions.http)) return result;
-    return {
-      ...result,
-      errors: result.errors.map((error) => {
-        if (error.extensions?.code !== 'FORBIDDEN' || error.extensions.http) return error;
-        const { code, ...extra } = error.extensions;
-        const scopes = Array.isArray(extra.requiredScopes) ? (extra.requiredScopes as string[]) : undefined;
-        const http = refusal(error.message, String(code), 403, extra, { 'WWW-Authenticate': scopes ? insufficientScope(scopes) : bearerChallenge({ error: 'insufficient_scope' }) });
-        return createGraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: http.extensions });
-      }),
+    if (!request.httpStatus || result.data != null || !result.errors) return result;
+    const withStatus = (error: GraphQLError) => {
+      const scopes = error.extensions.requiredScopes;
+      const challenge = Array.isArray(scopes) ? insufficientScope(scopes as string[]) : bearerChallenge({ error: 'insufficient_scope' });
+      const extensions = { ...error.extensions, http: { status: 403, headers: { 'WWW-Authenticate': challenge } } };
+      return createGraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
     };
+    return { ...result, errors: result.errors.map((e) => (e.extensions?.code === 'FORBIDDEN' && !e.extensions.http ? withStatus(e) : e)) };
   };
 
   async function execute(prepared: PreparedOperation, request: OperationRequest, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
