@@ -9,7 +9,7 @@ import { startGateway, type Gateway } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
-import { StartupError } from '../src/db/startup.js';
+import { StartupError } from '../src/db/startup-error.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { freePort } from './helpers/ports.js';
 import { eventually } from './helpers/sink.js';

@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import { DEFAULT_PREPARED_STATEMENTS, preparedStatementNames } from './prepared-statements.js';
 import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
 import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
-import { StartupError } from './startup.js';
+import { StartupError } from './startup-error.js';
 import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
 import { watchPooledConnections } from './connection-deadline.js';
 import { untilDeadline } from '../runtime/deadline.js';

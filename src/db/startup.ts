@@ -4,13 +4,12 @@ import type { Database } from './client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations, migrationNames, pendingMigrationNames } from './migrations.js';
 import { appliedMigrations } from './sql/appliedMigrations.js';
+import { StartupError } from './startup-error.js';
 
 // What a process checks of its database before it serves: that it answers (one line naming the fault and the variable
 // to look at when it does not, instead of whatever the schema engine makes of a driver error), which migrations are
 // applied, pending or unknown to this build, and then applies the pending ones when MIGRATE_ON_START says so.
 
-/** A start-up that cannot go on, said in one line for the operator (src/main.ts prints the message alone). */
-export class StartupError extends Error {}
 
 export interface StartupOptions {
   databaseUrl: string | undefined;

@@ -3,7 +3,6 @@ import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFr
 import * as apiKeys from '../access/api-keys.js';
 import { apiKeyRules } from '../access/access-rules.js';
 import { declaredScopes, mayRun } from '../pipeline/access.js';
-import { buildSchema } from './schema.js';
 
 // API keys, administered over GraphQL (scope admin:all); the CLI (`npm run keys`) does the same offline. And
 // `viewer`, which any valid key may ask: what that key itself may do, so a front end offers only those actions.
@@ -93,7 +92,7 @@ builder.mutationFields((t) => ({
     extensions: { scope: 'admin:all' },
     description: 'Creates an API key and returns its secret, this once.',
     args: { input: t.arg({ type: CreateApiKeyInput, required: true, description: 'The key.' }) },
-    resolve: (_root, args, ctx) => apiKeys.createApiKey(ctx.db, validate(apiKeyRules.create, dropNulls(args.input), 'input'), declaredScopes(buildSchema())),
+    resolve: (_root, args, ctx, info) => apiKeys.createApiKey(ctx.db, validate(apiKeyRules.create, dropNulls(args.input), 'input'), declaredScopes(info.schema)),
   }),
   revokeApiKey: t.field({
     type: ApiKeyRef,
