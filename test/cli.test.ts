@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMANDS, ENV_HELP, npmForm, type CliCommand } from '../src/cli/commands.js';
+import { COMMANDS, npmForm } from '../src/cli/commands.js';
+import { ENV_HELP, type CliCommand } from '../src/cli/command.js';
 import { renderHelp } from '../src/cli/help.js';
 
 // The command line and a first contact with the server, as an operator meets them: real processes

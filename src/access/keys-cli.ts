@@ -4,7 +4,6 @@ import { applyMigrations } from '../db/migrations.js';
 import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { UsageError } from '../cli/usage-error.js';
-import { commandNamed, npmForm } from '../cli/commands.js';
 import { apiKeyRules, type CreateApiKeyInput } from './access-rules.js';
 import { assertKnownScopes, createApiKey, listApiKeys, revokeApiKey } from './api-keys.js';
 
@@ -46,11 +45,14 @@ export async function createKey(config: Config, options: { name: string; scopes:
   console.error('The key above is shown only now; only its hash is stored.');
 }
 
-/** One key a line, tab-separated, on stdout; an empty list says so on stderr, so stdout stays the list. */
-export async function listKeys(config: Config): Promise<void> {
+/**
+ * One key a line, tab-separated, on stdout; an empty list says so on stderr, so stdout stays the list, with
+ * `createCommand` (how to create one, as the command table writes it).
+ */
+export async function listKeys(config: Config, createCommand: string): Promise<void> {
   const page = await withDatabase(config, (db) => listApiKeys(db, { skip: 0, take: 10_000, withTotal: false }));
   if (page.items.length === 0) {
-    console.error(`There are no API keys yet. Create one with: ${npmForm(commandNamed('keys create'), ['--name', '<name>', '--scopes', '<scope,scope>'])}`);
+    console.error(`There are no API keys yet. Create one with: ${createCommand}`);
     return;
   }
   for (const k of page.items) {

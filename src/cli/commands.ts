@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig } from '../config.js';
+import type { CliCommand, EnvName } from './command.js';
 import { createLogger } from '../log.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
 
@@ -9,58 +10,7 @@ import { tracingEnabled } from '../telemetry/enabled.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** What a command's help says about the variables it reads (docs/configuration.md describes all of them). */
-export const ENV_HELP = {
-  DATABASE_URL: 'postgresql:// URL of the database; unset: the embedded database in DATA_DIR',
-  DATA_DIR: 'directory of the embedded database (default .data); one process at a time may open it',
-  MIGRATE_ON_START: 'apply pending migrations before anything else (default on)',
-  PORT: 'TCP port to listen on (default 4000; 0 picks a free one)',
-  HOST: 'address to listen on (default 127.0.0.1)',
-  AUTH: 'on: every request needs an API key (default on with DATABASE_URL, else off; off only on a loopback HOST)',
-  LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (default info)',
-  GRAPHIQL: 'serve GraphiQL at /graphql to browsers (default on)',
-  CONSOLE: 'serve the operator console at /console (default on)',
-  IDENTITY_DEMO_DATA: 'load the identity demo data into an empty embedded database (default on)',
-} as const satisfies Partial<Record<keyof Config, string>>;
-
-export type EnvName = keyof typeof ENV_HELP;
 const DATABASE_ENV: readonly EnvName[] = ['DATABASE_URL', 'DATA_DIR', 'MIGRATE_ON_START'];
-
-export interface CommandOption {
-  name: string;
-  /** The value's placeholder in usage lines: `--name <value>`. */
-  value: string;
-  description: string;
-  required?: boolean;
-}
-
-export interface CommandArgument {
-  name: string;
-  description: string;
-}
-
-export interface CommandInput {
-  values: Readonly<Record<string, string | undefined>>;
-  positionals: readonly string[];
-}
-
-export interface CliCommand {
-  /** The words after `src/main.ts`: `['keys', 'create']`. */
-  path: readonly string[];
-  /** The npm script that runs `src/main.ts <path[0]>`. */
-  script: string;
-  summary: string;
-  /** Further paragraphs of the help. */
-  details?: string;
-  options?: readonly CommandOption[];
-  /** Positional arguments, all required. */
-  args?: readonly CommandArgument[];
-  env?: readonly EnvName[];
-  /** The process stays up after run() resolved (the server); any other command exits when done. */
-  keepsRunning?: boolean;
-  /** Absent for a group (`keys`): one of its subcommands runs. */
-  run?: (input: CommandInput) => Promise<void>;
-}
 
 export const COMMANDS: readonly CliCommand[] = [
   {
@@ -185,7 +135,7 @@ export const COMMANDS: readonly CliCommand[] = [
     env: DATABASE_ENV,
     async run() {
       const { listKeys } = await import('../access/keys-cli.js');
-      await listKeys(loadConfig());
+      await listKeys(loadConfig(), npmForm(commandNamed('keys create'), ['--name', '<name>', '--scopes', '<scope,scope>']));
     },
   },
   {

@@ -1,4 +1,5 @@
-import { COMMANDS, ENV_HELP, commandNamed, MAIN_HELP_HINT, npmForm, subcommandsOf, type CliCommand, type EnvName } from './commands.js';
+import { COMMANDS, commandNamed, MAIN_HELP_HINT, npmForm, subcommandsOf } from './commands.js';
+import { ENV_HELP, type CliCommand, type EnvName } from './command.js';
 
 // The help texts, rendered from the command table (src/cli/commands.ts) and nothing else.
 

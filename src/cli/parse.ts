@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { COMMANDS, DEFAULT_COMMAND, subcommandsOf, type CliCommand, type CommandInput } from './commands.js';
+import { COMMANDS, DEFAULT_COMMAND, subcommandsOf } from './commands.js';
+import type { CliCommand, CommandInput } from './command.js';
 import { UsageError } from './usage-error.js';
 
 export type RunnableCommand = CliCommand & Required<Pick<CliCommand, 'run'>>;

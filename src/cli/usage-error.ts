@@ -1,4 +1,4 @@
-import type { CliCommand } from './commands.js';
+import type { CliCommand } from './command.js';
 
 /**
  * A command line the table does not accept, or a value a command refuses before it changes anything. src/main.ts
