@@ -9,6 +9,7 @@ import type { Tracing } from './telemetry/tracing.js';
 import { startServices } from './gateway/services.js';
 import { createApi } from './api/operations.js';
 import { startHttpServer } from './edge/http-server.js';
+import { readConsoleManifest } from './edge/console/assets.js';
 
 // Wires the gateway: services (database, bus, workers), the API (schema, pipeline, legacy door) and the HTTP server
 // with its edges; and closes them in order.
@@ -37,7 +38,11 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   const ready = createReadiness({ db: database.prisma, ...(database.poolStats && { pool: database.poolStats }), ...(database.disk && { disk: database.disk }), bus, loops: services.loops, draining: () => draining });
   let http: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    http = await startHttpServer({ config, log, services, api: createApi(config, services, log, options.tracing), ready, edge: options.edge, traceRequests: options.tracing?.traceRequests });
+    // The console's operations are trusted whenever it is served, so that it works for callers held to the list (a
+    // token, by default) without the operator naming its manifest; it sends every operation by id.
+    const consoleManifest = config.CONSOLE ? readConsoleManifest() : null;
+    const api = createApi(config, services, log, { traceOperation: options.tracing?.traceOperation, traceLegacyCall: options.tracing?.traceLegacyCall, consoleManifest });
+    http = await startHttpServer({ config, log, services, api, consoleManifest: consoleManifest?.text ?? null, ready, edge: options.edge, traceRequests: options.tracing?.traceRequests });
   } catch (error) {
     await started.close(Date.now() + config.SHUTDOWN_GRACE_MS);
     throw error;

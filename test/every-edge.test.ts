@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config.js';
 import { startGateway, type Gateway } from '../src/app.js';
 import { seedDemoData } from '../src/identity/demo.js';
 import { createApiKey } from '../src/access/api-keys.js';
-import { requestIdOf } from '../src/edge/plugins/use-request-id.js';
+import { requestIdOf } from '../src/pipeline/request-context.js';
 import { freshDatabase, type FreshDatabase } from './helpers/databases.js';
 import { NO_WORKERS } from './helpers/gateway.js';
 import { startGatewayProcess } from './helpers/process.js';

@@ -6,7 +6,7 @@ import { getOperationAST, getVariableValues, parse, validate, type OperationDefi
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSchema } from '../src/schema/schema.js';
 import { EXAMPLE_TABS } from '../src/edge/graphiql/example-tabs.js';
-import { scopeOf } from '../src/pipeline/access.js';
+import { scopeOf } from '../src/access/field-scopes.js';
 import { NO_WORKERS, startTestGateway, type TestGateway } from './helpers/gateway.js';
 
 // GraphiQL as the gateway serves it (src/edge/plugins/use-graphiql.ts): the example tabs are valid operations,

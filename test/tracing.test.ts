@@ -255,7 +255,7 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const sse = subscriptions.find((s) => s.attributes['gateway.request_id'] === 'trace-test-sse')!;
     expect(byId(sse.parentSpanId)).toMatchObject({ kind: SPAN_KIND.SERVER, name: 'POST /graphql' });
     const ws = subscriptions.find((s) => s !== sse)!;
-    expect(ws.attributes['gateway.request_id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ws.attributes['gateway.request_id']).toMatch(/^[0-9a-f-]{36}:1$/);
   });
 
   it('does not trace the background SQL of the workers (no Prisma span without a parent)', () => {

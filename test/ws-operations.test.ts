@@ -53,9 +53,17 @@ describe('graphql-ws operations', () => {
     await expect.poll(() => wsLines().filter((l) => l.operation === 'Count')).toHaveLength(1);
     const line = wsLines().find((l) => l.operation === 'Count')!;
     expect(line).toMatchObject({ method: 'WS', path: '/graphql', outcome: 'ok', via: 'graphql-ws' });
-    expect(line.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    // The connection's id (a new one: the upgrade sent none), then the operation's number on it.
+    expect(line.requestId).toMatch(/^[0-9a-f-]{36}:1$/);
     expect(line.ms).toBeGreaterThanOrEqual(0);
     expect(await counted('query', 'ok')).toBe(before + 1);
+  });
+
+  it("the upgrade request's X-Request-Id names the connection's operations", async () => {
+    const answer = await overWs(gateway.url, 'query Named { queues(first: 1) { totalCount } }', {}, { headers: { 'x-request-id': 'upgrade-7' } });
+    expect(answer.results).toEqual([{ data: { queues: { totalCount: 0 } } }]);
+    await expect.poll(() => wsLines().filter((l) => l.operation === 'Named')).toHaveLength(1);
+    expect(wsLines().find((l) => l.operation === 'Named')!.requestId).toBe('upgrade-7:1');
   });
 
   it('an operation refused or failed is logged and counted as an error, with its own request id', async () => {

@@ -23,7 +23,7 @@ async function withDatabase<T>(config: Config, work: (db: Prisma) => Promise<T>)
 /** Prints the new key alone on stdout (scripts capture it) and what it is on stderr. */
 export async function createKey(config: Config, options: { name: string; scopes: string; system?: string | undefined }): Promise<void> {
   // Checked before the database opens, so a typo costs nothing.
-  const [{ buildSchema }, { declaredScopes }] = await Promise.all([import('../schema/schema.js'), import('../pipeline/access.js')]);
+  const [{ buildSchema }, { declaredScopes }] = await Promise.all([import('../schema/schema.js'), import('./field-scopes.js')]);
   let input: CreateApiKeyInput;
   let known: Set<string>;
   try {

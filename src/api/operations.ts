@@ -3,51 +3,56 @@ import type { GraphQLError, GraphQLSchema } from 'graphql';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { AppServices } from '../services.js';
-import type { Tracing } from '../telemetry/tracing.js';
 import { buildSchema } from '../schema/schema.js';
 import { maskError } from '../pipeline/mask-error.js';
 import { rateLimitGuard } from '../pipeline/rate-limit-guard.js';
 import { queryLimitsGuard } from '../pipeline/query-limits.js';
-import { accessControl as createAccessControl } from '../pipeline/access.js';
+import { accessGuard } from '../pipeline/access.js';
 import { callerIdentifier, type CallerIdentifier } from '../access/caller.js';
-import { carriesHttpStatus } from '../pipeline/operation.js';
+import { createObserver, type Observer } from '../pipeline/observe.js';
+import { requestContexts, type Digest } from '../pipeline/request-context.js';
 import { storableInputGuard } from '../pipeline/storable-input-guard.js';
 import { createDocuments } from '../pipeline/documents.js';
 import { loadTrustedDocuments } from '../pipeline/trusted-documents.js';
-import { createPipeline, type OperationRequest, type Pipeline } from '../pipeline/pipeline.js';
-import { legacyDoor, type LegacyDoor } from './legacy/legacy-door.js';
+import { createPipeline, type OperationTracer, type Pipeline } from '../pipeline/pipeline.js';
+import { legacyDoor, type LegacyCallTracer, type LegacyDoor } from './legacy/legacy-door.js';
 import { allRpcRoutes } from './legacy/routes.js';
 import { allHttpRoutes } from './legacy/http-routes.js';
 import { compilePath } from './legacy/http-route.js';
-import { originalRequest } from '../edge/plugins/remade-request.js';
-import { useRequestId } from '../edge/plugins/use-request-id.js';
-import { useMetrics } from '../edge/plugins/use-metrics.js';
-import { useCachePolicy } from '../edge/plugins/use-cache-policy.js';
 import { logFailure } from './log-failure.js';
-import { readConsoleManifest } from '../edge/console/assets.js';
-import { objectSlot } from '../runtime/object-slot.js';
 
 // The gateway's API, whatever the door: the schema, the one pipeline its operations run on (with the guards every
-// operation passes, in order), the legacy door that turns documented paths into operations of that pipeline, and
-// the request edges every HTTP door shares (request id and access line, metrics, cache policy).
+// operation passes, in order), the legacy door that turns documented paths into operations of that pipeline, how a
+// request is digested (its id, its caller) and how it is observed (access line, metrics). The edges (src/edge/) use
+// these; nothing here knows a transport.
 
 export interface Api {
   schema: GraphQLSchema;
   pipeline: Pipeline;
   legacy: LegacyDoor;
-  /** An HTTP request's side of its operations (request id, caller), made once per request. */
-  operationRequest(request: Request): OperationRequest;
-  accessControl: ReturnType<typeof createAccessControl>;
-  /** Who calls, from a credential (API key or bearer token): graphql-ws asks it at connection_init. */
+  /** Makes a request's context (src/pipeline/request-context.ts): each edge digests its request once. */
+  digest: Digest;
+  /** The access line and counters of every answer (src/pipeline/observe.ts). */
+  observer: Observer;
+  /** Who calls, from a credential (API key or bearer token): graphql-ws asks it again for each operation. */
   identifier: CallerIdentifier;
-  /** The console's manifest of trusted documents as read at start-up (CONSOLE=on and the console built), else null. */
-  consoleManifest: string | null;
-  requestIds: ReturnType<typeof useRequestId>;
-  metrics: ReturnType<typeof useMetrics>;
-  cachePolicy: ReturnType<typeof useCachePolicy>;
 }
 
-export function createApi(config: Config, services: AppServices, log: Logger, tracing?: Tracing): Api {
+/** The console's manifest of trusted documents as read at start-up: its path and text (CONSOLE=on and the console built). */
+export interface ConsoleManifest {
+  path: string;
+  text: string;
+}
+
+export interface ApiOptions {
+  /** Tracing on: each operation in its span (src/telemetry/tracing.ts). */
+  traceOperation?: OperationTracer | undefined;
+  /** Tracing on: each legacy call in its span. */
+  traceLegacyCall?: LegacyCallTracer | undefined;
+  consoleManifest?: ConsoleManifest | null | undefined;
+}
+
+export function createApi(config: Config, services: AppServices, log: Logger, options: ApiOptions = {}): Api {
   const { metrics } = services;
   const rpcRoutes = allRpcRoutes(config);
   const httpRoutes = allHttpRoutes(config);
@@ -55,10 +60,9 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
   const templates = httpRoutes.map((r) => ({ path: r.path as string, match: compilePath(r.path) }));
   const pathLabel = (pathname: string) => (fixedPaths.has(pathname) ? pathname : (templates.find((t) => t.match(pathname))?.path ?? 'other'));
 
-  const requestIds = useRequestId(log);
   const identifier = callerIdentifier(services.keys, services.tokens);
-  const accessControl = createAccessControl({ auth: config.AUTH, identifier, metrics });
-  const metricsEdge = useMetrics({ metrics, auth: config.AUTH, callerOf: accessControl.callerOf, pathLabel });
+  const digest = requestContexts({ log, identifier, auth: config.AUTH, metrics });
+  const observer = createObserver({ log, metrics, pathLabel });
   const queryLimits = queryLimitsGuard(
     {
       maxDepth: config.GRAPHQL_MAX_DEPTH,
@@ -74,7 +78,7 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
   const failed = logFailure(log);
   // The console's own operations are trusted whenever it is served, so that it works for callers held to the list
   // (a token, by default) without the operator naming its manifest; it sends every operation by id.
-  const consoleManifest = config.CONSOLE ? readConsoleManifest() : null;
+  const consoleManifest = options.consoleManifest ?? null;
   const manifests = [...config.TRUSTED_DOCUMENTS_MANIFESTS, ...(consoleManifest ? [consoleManifest.path] : [])];
   const { documents: trusted, invalid } = loadTrustedDocuments({ paths: manifests, policy: config.TRUSTED_DOCUMENTS, schema }, (path) =>
     path === consoleManifest?.path ? consoleManifest.text : readFileSync(path, 'utf8'),
@@ -90,13 +94,13 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
     trusted,
     services: services as unknown as Record<string, unknown>,
     // Every operation passes these, in this order, on every door.
-    guards: [accessControl.guard, rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits],
-    observe: metricsEdge.observeOperation,
-    subscribed: metricsEdge.observeSubscription,
+    guards: [accessGuard({ auth: config.AUTH, metrics }), rateLimitGuard(services.rateLimiter, metrics), storableInputGuard(), queryLimits],
+    observe: observer.operation,
+    subscribed: observer.subscribed,
     metrics,
     compileAfter: config.GRAPHQL_JIT_AFTER_RUNS,
     deadlineMs: config.REQUEST_DEADLINE_MS,
-    trace: tracing?.traceOperation,
+    trace: options.traceOperation,
     subscriptions: services.subscriptions,
     credentials: services.credentials,
     mask: (error) => {
@@ -105,25 +109,13 @@ export function createApi(config: Config, services: AppServices, log: Logger, tr
       return masked as GraphQLError;
     },
   });
-  const operations = objectSlot<Request, OperationRequest>('operation request');
-  const operationRequest = (given: Request): OperationRequest => {
-    const request = originalRequest(given);
-    let made = operations.get(request);
-    if (!made) {
-      const { requestId, log: requestLog } = requestIds.contextOf(request);
-      made = { request: given, method: request.method, httpStatus: carriesHttpStatus(request), requestId, log: requestLog, caller: () => accessControl.callerOf(request) };
-      operations.set(request, made);
-    }
-    return made;
-  };
   const legacy = legacyDoor({
     rpcRoutes,
     httpRoutes,
     env: { defaultPageSize: config.DEFAULT_PAGE_SIZE },
     maxBatchCalls: config.MAX_BATCH_CALLS,
-    requireCaller: accessControl.callerRefusal,
-    runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(operationRequest(request), document, query, variables),
-    traceCall: tracing?.traceLegacyCall,
+    runGraphQL: () => (request, document, query, variables) => pipeline.runRoute(request, document, query, variables),
+    traceCall: options.traceLegacyCall,
   });
-  return { schema, pipeline, legacy, operationRequest, accessControl, identifier, consoleManifest: consoleManifest?.text ?? null, requestIds, metrics: metricsEdge, cachePolicy: useCachePolicy({ corsOrigins: config.CORS_ORIGINS }) };
+  return { schema, pipeline, legacy, digest, observer, identifier };
 }

@@ -22,13 +22,15 @@ import { useLegacyRoutes } from './plugins/use-legacy-routes.js';
 import { usePipeline } from './plugins/use-pipeline.js';
 import { eventStreamOutput } from '../runtime/subscription-registry.js';
 import { useKeyFirst } from './plugins/use-key-first.js';
+import { useRequestContext } from './plugins/use-request-context.js';
+import { useMetricsEndpoint } from './plugins/use-metrics-endpoint.js';
+import { useCachePolicy } from './plugins/use-cache-policy.js';
 import { useBodyLimit } from './plugins/use-body-limit.js';
 import { corsFor, useBrowserPolicy } from './plugins/use-browser-policy.js';
 import { useNotFound } from './plugins/use-not-found.js';
 import { useGraphiQL } from './plugins/use-graphiql.js';
 import { useConsole } from './plugins/use-console.js';
 import { consoleProvider } from './console/sign-in.js';
-import { useCallerHeaders } from './plugins/use-caller-headers.js';
 import { useEventStreamStatus } from './plugins/use-event-stream-status.js';
 
 // The HTTP server and its edges: the front door (target and Host, connection order, lingering close), the node:http
@@ -40,6 +42,8 @@ export interface HttpServerOptions {
   log: Logger;
   services: AppServices;
   api: Api;
+  /** The console's manifest of trusted documents, when the console is served and built (its text). */
+  consoleManifest: string | null;
   /** /readyz's verdict (src/runtime/readiness.ts). */
   ready: Parameters<typeof useHealth>[0]['ready'];
   /** 'yoga': every HTTP request through Yoga's edge (tests compare the edges). */
@@ -56,10 +60,10 @@ export interface HttpServer {
   drain(startedAt: number): Promise<void>;
 }
 
-export async function startHttpServer({ config, log, services, api, ready, edge, traceRequests }: HttpServerOptions): Promise<HttpServer> {
+export async function startHttpServer({ config, log, services, api, consoleManifest, ready, edge, traceRequests }: HttpServerOptions): Promise<HttpServer> {
   const browserPolicy = { corsOrigins: config.CORS_ORIGINS, loopbackHostOnly: config.AUTH === 'off' };
   const failed = logFailure(log);
-  const requestEdges = [api.requestIds, api.metrics, api.cachePolicy];
+  const cachePolicy = useCachePolicy({ corsOrigins: config.CORS_ORIGINS });
   const yoga: YogaServerInstance<Record<string, unknown>, AppServices> = createYoga<Record<string, unknown>, AppServices>({
     schema: api.schema,
     graphqlEndpoint: '/graphql',
@@ -82,18 +86,17 @@ export async function startHttpServer({ config, log, services, api, ready, edge,
     },
     context: () => services,
     plugins: [
-      api.requestIds,
-      useCallerHeaders(),
-      api.cachePolicy,
+      useRequestContext({ digest: api.digest, observer: api.observer }),
+      cachePolicy,
       useBrowserPolicy(browserPolicy),
-      api.metrics,
+      useMetricsEndpoint({ metrics: services.metrics, auth: config.AUTH }),
       useEventStreamStatus(),
       ...(config.GRAPHIQL ? [useGraphiQL({ endpoint: '/graphql', title: 'Public-services gateway', auth: config.AUTH })] : []),
-      ...(config.CONSOLE ? [useConsole({ trustedManifest: api.consoleManifest, provider: consoleProvider(config, api.schema, api.consoleManifest) })] : []),
+      ...(config.CONSOLE ? [useConsole({ trustedManifest: consoleManifest, provider: consoleProvider(config, api.schema, consoleManifest) })] : []),
       // With AUTH=on a request without a valid key is 401 before its body or its type is looked at.
-      useKeyFirst('/graphql', api.accessControl.keyFirstAnswer),
+      useKeyFirst('/graphql', api.pipeline),
       useBodyLimit({ endpoint: '/graphql', maxBodyBytes: config.MAX_BODY_BYTES }),
-      usePipeline({ pipeline: api.pipeline, operationRequest: api.operationRequest, subscriber: (res) => services.subscriptions.connect(eventStreamOutput(res)) }),
+      usePipeline({ pipeline: api.pipeline, subscriber: (res) => services.subscriptions.connect(eventStreamOutput(res)) }),
       useHealth({ ready }),
       useLegacyRoutes({ door: api.legacy, maxBodyBytes: config.MAX_BODY_BYTES }),
       useNotFound({ graphqlEndpoint: '/graphql', graphiql: config.GRAPHIQL, console: config.CONSOLE }),
@@ -109,11 +112,9 @@ export async function startHttpServer({ config, log, services, api, ready, edge,
           graphqlEndpoint: '/graphql',
           maxBodyBytes: config.MAX_BODY_BYTES,
           browserPolicy,
-          Request: yoga.fetchAPI.Request,
           Response: yoga.fetchAPI.Response,
-          edges: requestEdges,
-          operationRequest: api.operationRequest,
-          keyFirst: (request) => api.accessControl.keyFirstAnswer(request, yoga.fetchAPI.Response),
+          observer: api.observer,
+          answerHeaders: cachePolicy.nodeAnswerHeaders,
           answer: (result, mediaType) => processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType) as Response,
           onError: (error) => log.error({ err: error }, 'an edge failed to answer'),
         });
@@ -135,9 +136,13 @@ export async function startHttpServer({ config, log, services, api, ready, edge,
     traced(
       frontDoor({
         browserPolicy,
-        Request: yoga.fetchAPI.Request,
-        edges: requestEdges,
-        serve: overNode ? (req, res) => overNode(req, res) || void yoga(req, res) : (req, res) => void yoga(req, res),
+        digest: api.digest,
+        observer: api.observer,
+        answerHeaders: cachePolicy.nodeAnswerHeaders,
+        // Yoga's plugins read the request's context from its server context (src/edge/plugins/use-request-context.ts).
+        serve: overNode
+          ? (req, res, requestContext) => overNode(req, res, requestContext) || void yoga(req, res, { requestContext })
+          : (req, res, requestContext) => void yoga(req, res, { requestContext }),
       }),
     ),
   );
@@ -146,7 +151,7 @@ export async function startHttpServer({ config, log, services, api, ready, edge,
   await listen(server, config.PORT, config.HOST);
   // Attached only once the port is open: a WebSocketServer re-emits its HTTP server's errors, so a busy port would
   // also surface as graphql-ws's "Internal error emitted on the WebSocket server" with a stack.
-  const wsServer = startWsServer({ server, pipeline: api.pipeline, services, identifier: api.identifier, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
+  const wsServer = startWsServer({ server, pipeline: api.pipeline, services, identifier: api.identifier, digest: api.digest, observer: api.observer, acceptUpgrade: (req) => browserRefusal(browserPolicy, { host: req.headers.host, origin: req.headers.origin }) === null });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   return {

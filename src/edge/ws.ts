@@ -2,18 +2,19 @@ import type { Server } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { ExecutionArgs } from 'graphql';
-import { randomUUID } from 'node:crypto';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { isAsyncIterable } from '@graphql-tools/utils';
-import { isPrepared, type OperationRequest, type Pipeline, type PreparedOperation } from '../pipeline/pipeline.js';
+import type { OperationOutcome, Pipeline, PreparedOperation } from '../pipeline/pipeline.js';
 import type { GraphQLParams } from '../pipeline/params.js';
 import { unavailableError } from '../db/errors.js';
 import { ValidationError } from '../errors.js';
 import { callerHeaderMessage, repeatedNodeHeader, repeatedPayloadHeader } from '../http/caller-headers.js';
 import { parseScopes } from '../identity/scopes.js';
 import type { AppServices } from '../services.js';
-import { urlCarriesToken, type CallerContext } from '../pipeline/access.js';
+import { urlCarriesToken } from '../pipeline/access.js';
+import type { Observer } from '../pipeline/observe.js';
+import { REQUEST_ID_HEADER, type CallerContext, type Digest, type RequestContext, type RequestHeaders } from '../pipeline/request-context.js';
 import type { CallerIdentifier, CallerIdentity, Unauthenticated } from '../access/caller.js';
 import { EXPIRED_TOKEN } from '../access/credential-watch.js';
 import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
@@ -26,9 +27,10 @@ import { webSocketOutput, type SubscriberConnection } from '../runtime/subscript
 // expired are at hand), and one refused then closes the socket with 4403 as a new connection would be; the socket is
 // held by the credential watch (src/access/credential-watch.ts), which closes it with 4403 when its key is revoked
 // (in any process) or its token expires. graphql-ws clients retry 4403, reading their connectionParams again, so a
-// client that fetches a fresh token there carries on. Each operation runs on the one pipeline (src/pipeline/) with
-// that caller, so the guards of every other door (scopes, rate, limits, input) guard it, and it has a request id and
-// an access line.
+// client that fetches a fresh token there carries on. The connection is digested once from its upgrade request and
+// payload (its request id is the upgrade's X-Request-Id, or a new one); each operation is a child of it
+// (`<connection id>:<n>`) and runs on the one pipeline (src/pipeline/) with the caller as it stands, so the guards of
+// every other door (scopes, rate, limits, input) guard it, and it has an access line.
 
 /** WebSocket close code 1013 "Try Again Later" (RFC 6455 registry). */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -43,6 +45,10 @@ export const TOKEN_EXPIRED_REASON = 'Forbidden: the token expired; connect again
 type Extra = {
   socket: WebSocket;
   request: IncomingMessage;
+  /** The connection's context, digested at connection_init. */
+  context?: RequestContext;
+  /** Operations subscribed so far (each operation's id is the connection's with its number). */
+  operations?: number;
   caller?: CallerContext;
   /** The caller as its credential stands now (asked again for every operation). */
   identify?: () => CallerIdentity | Promise<CallerIdentity>;
@@ -55,9 +61,9 @@ function refusedReason(why: Unauthenticated): string {
 }
 
 interface WsOperation {
-  operation: OperationRequest;
+  context: RequestContext;
   prepared: PreparedOperation;
-  started: number;
+  outcome: OperationOutcome;
 }
 
 /** A close frame's reason holds at most 123 bytes (RFC 6455 5.5): longer ones are cut, on a character boundary. */
@@ -78,19 +84,16 @@ export interface WsServerOptions {
   server: Server;
   pipeline: Pipeline;
   services: AppServices;
-  /** Who calls (src/access/caller.ts), as every door asks it. */
+  /** Who calls (src/access/caller.ts), as every door asks it: again for each operation. */
   identifier: CallerIdentifier;
+  digest: Digest;
+  observer: Observer;
   /** Whether an upgrade request may open a socket at all (Host and Origin rules, src/http/browser-policy.ts). */
   acceptUpgrade: (request: IncomingMessage) => boolean;
 }
 
-export function startWsServer({ server, pipeline, services, identifier, acceptUpgrade }: WsServerOptions) {
-  const { config, metrics, log, subscriptions } = services;
-  /** One access line per operation, as HTTP requests have (src/edge/plugins/use-request-id.ts), and its count. */
-  const accessLine = (operation: OperationRequest, name: string, outcome: string, started: number, type = 'unknown') => {
-    metrics.wsOperations.inc({ type, outcome });
-    log.info({ requestId: operation.requestId, method: 'WS', path: '/graphql', operation: name, outcome, ms: Math.round((performance.now() - started) * 10) / 10, via: 'graphql-ws' }, 'request');
-  };
+export function startWsServer({ server, pipeline, services, identifier, digest, observer, acceptUpgrade }: WsServerOptions) {
+  const { config, subscriptions } = services;
   const anonymous: CallerContext = { principal: null, callerKind: 'anonymous', unauthenticated: null, idpScopes: undefined };
   /**
    * The socket's caller as its credential stands now: the same principal while the key or token still holds, none
@@ -111,11 +114,9 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
     if (!unavailable) throw error;
     return pipeline.mask(unavailable);
   };
-  const runOperation = async (op: WsOperation) => {
-    const outcome = await pipeline.execute(op.prepared, op.operation);
-    const result = isAsyncIterable(outcome) ? outcome : { ...outcome, ...(outcome.errors && { errors: outcome.errors.map(withoutHttp) }) };
-    accessLine(op.operation, op.prepared.label, isAsyncIterable(outcome) ? 'subscribed' : outcome.errors?.length ? 'error' : 'ok', op.started, op.prepared.type);
-    return result;
+  const answerOf = ({ context, prepared, outcome }: WsOperation): OperationOutcome => {
+    observer.operationAnswered(context, prepared.label, isAsyncIterable(outcome) ? 'subscribed' : outcome.errors?.length ? 'error' : 'ok', prepared.type);
+    return isAsyncIterable(outcome) ? outcome : ({ ...outcome, ...(outcome.errors && { errors: outcome.errors.map(withoutHttp) }) } satisfies ExecutionResult);
   };
   const wss = new WebSocketServer({
     server,
@@ -129,20 +130,20 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
       connectionInitWaitTimeout: config.GRAPHQL_WS_INIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
-        const fromParams = (name: string) => {
-          const hit = Object.entries(params).find(([k, v]) => k.toLowerCase() === name && typeof v === 'string');
-          return hit ? (hit[1] as string) : undefined;
-        };
-        const fromUpgrade = (name: string) => {
-          const value = ctx.extra.request.headers[name];
-          return Array.isArray(value) ? value[0] : value;
-        };
-        const header = (name: string) => fromParams(name) ?? fromUpgrade(name);
-        const queryHasToken = urlCarriesToken(ctx.extra.request.url ?? '/');
-        const identify = () => identifier.identify((name) => header(name) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined), queryHasToken);
-        let identity: CallerIdentity;
+        const upgrade = ctx.extra.request;
+        const context = digest({
+          requestId: firstOf(upgrade.headers[REQUEST_ID_HEADER]),
+          method: 'WS',
+          path: '/graphql',
+          transport: 'ws',
+          headers: connectionHeaders(params, upgrade),
+          // A repeated X-IdpScopes, on the upgrade request or as two keys of the payload (src/http/caller-headers.ts).
+          callerHeaderIssue: repeatedNodeHeader(upgrade) ?? repeatedPayloadHeader(params),
+          urlCarriesToken: urlCarriesToken(upgrade.url ?? '/'),
+        });
+        let refused;
         try {
-          identity = await identify();
+          refused = await context.admission();
         } catch (error) {
           // An outage is not a refusal: the client should retry, not drop its credential. No internals in the reason.
           const unavailable = unavailableError(error);
@@ -150,19 +151,17 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
           ctx.extra.socket.close(WS_TRY_AGAIN_LATER, closeReason(`Service unavailable: ${unavailable.message}`));
           return false;
         }
-        if (config.AUTH === 'on' && !identity.principal) {
-          metrics.rejected.inc({ reason: 'unauthenticated' });
-          // graphql-ws would close with a bare "Forbidden"; clients (GraphiQL) show the reason, so say what is wrong.
-          ctx.extra.socket.close(WS_FORBIDDEN, closeReason(identity.unauthenticated!.message));
+        // graphql-ws would close with a bare "Forbidden"; clients (GraphiQL) show the reason, so say what is wrong.
+        if (refused?.kind === 'unauthenticated') {
+          ctx.extra.socket.close(WS_FORBIDDEN, closeReason(refused.why.message));
           return false;
         }
-        // A repeated X-IdpScopes, on the upgrade request or as two keys of the payload, is refused (src/http/caller-headers.ts).
-        const repeated = repeatedNodeHeader(ctx.extra.request) ?? repeatedPayloadHeader(params);
-        if (repeated) {
-          ctx.extra.socket.close(WS_BAD_REQUEST, closeReason(callerHeaderMessage(repeated)));
+        if (refused) {
+          ctx.extra.socket.close(WS_BAD_REQUEST, closeReason(callerHeaderMessage(refused.issue)));
           return false;
         }
-        const idpScopes = header('x-idpscopes') ?? null;
+        const caller = await context.caller();
+        const idpScopes = caller.idpScopes ?? null;
         try {
           parseScopes(idpScopes);
         } catch (error) {
@@ -170,9 +169,11 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
           ctx.extra.socket.close(WS_BAD_REQUEST, closeReason(error.message));
           return false;
         }
-        ctx.extra.caller = { ...identity, idpScopes };
+        const identify = () => identifier.identify((name) => context.headers.get(name), urlCarriesToken(upgrade.url ?? '/'));
+        ctx.extra.context = context;
+        ctx.extra.caller = { ...caller, idpScopes };
         ctx.extra.identify = identify;
-        const principal = identity.principal;
+        const principal = caller.principal;
         if (principal) {
           const socket = ctx.extra.socket;
           const release = services.credentials.hold(principal, (why) => socket.close(WS_FORBIDDEN, refusedReason(why)));
@@ -180,9 +181,9 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
         }
         return true;
       },
-      // The operation runs on the one pipeline (src/pipeline/): its document step here, so that a document that does
-      // not parse or validate (or a trusted document refused) is graphql-ws's `error` message; guards, execution and
-      // masking in execute/subscribe. A trusted document is named by `documentId` beside an empty `query` (the
+      // The operation runs on the one pipeline (src/pipeline/) here, whole: a refused caller or a document that does not
+      // parse or validate (or a trusted document refused) is graphql-ws's `error` message; what ran is handed on by
+      // execute/subscribe. A trusted document is named by `documentId` beside an empty `query` (the
       // protocol insists on a string there), or by Apollo's `extensions.persistedQuery`.
       onSubscribe: async (ctx, _id, payload) => {
         let caller: CallerContext;
@@ -192,41 +193,69 @@ export function startWsServer({ server, pipeline, services, identifier, acceptUp
           // An outage is not a refusal: this operation fails (503's code), the socket stays.
           return [withoutHttp(refusalOf(error))];
         }
-        if (config.AUTH === 'on' && !caller.principal) {
-          const why = caller.unauthenticated ?? EXPIRED_TOKEN;
-          metrics.rejected.inc({ reason: 'unauthenticated' });
-          // After the operation's error message (graphql-ws sends it once this returns), as a new connection is refused.
-          const socket = ctx.extra.socket;
-          setImmediate(() => socket.close(WS_FORBIDDEN, refusedReason(why)));
-          return [new GraphQLError(why.message, { extensions: { code: 'UNAUTHENTICATED' } })];
-        }
-        const requestId = randomUUID();
-        const operation: OperationRequest = {
+        const connection = ctx.extra.context!;
+        const context = digest({
+          id: `${connection.id}:${(ctx.extra.operations = (ctx.extra.operations ?? 0) + 1)}`,
           method: 'WS',
-          httpStatus: false,
-          requestId,
-          log: log.child({ requestId }),
-          caller: async () => caller,
+          path: connection.path,
+          transport: 'ws',
+          headers: connection.headers,
+          caller,
           // The socket's subscriptions share one bound on what waits for its client (src/runtime/subscription-registry.ts).
           subscriber: () => (ctx.extra.subscriber ??= subscriptions.connect(webSocketOutput(ctx.extra.socket))),
-        };
-        const prepared = await pipeline.prepare(payload as GraphQLParams, operation);
-        if (!isPrepared(prepared)) {
-          accessLine(operation, payload.operationName ?? 'anonymous', 'error', performance.now());
-          return (prepared.errors ?? []).map(withoutHttp);
+        });
+        const handled = await pipeline.handle(payload as GraphQLParams, context);
+        if (handled.stage === 'refused') {
+          const refused = await context.admission();
+          // After the operation's error message (graphql-ws sends it once this returns), as a new connection is refused.
+          const socket = ctx.extra.socket;
+          if (refused?.kind === 'unauthenticated') setImmediate(() => socket.close(WS_FORBIDDEN, refusedReason(refused.why)));
+          observer.operationAnswered(context, payload.operationName ?? 'anonymous', 'error');
+          return (handled.result.errors ?? []).map(withoutHttp);
         }
+        if (handled.stage === 'invalid' || !handled.prepared) {
+          observer.operationAnswered(context, payload.operationName ?? 'anonymous', 'error');
+          const errors = handled.stage === 'invalid' ? handled.result.errors : isAsyncIterable(handled.outcome) ? undefined : handled.outcome.errors;
+          return (errors ?? []).map(withoutHttp);
+        }
+        const { prepared, outcome } = handled;
         const args: ExecutionArgs = {
           schema: pipeline.schema,
           document: prepared.document,
           variableValues: prepared.variables,
           ...(prepared.operationName !== undefined && { operationName: prepared.operationName }),
-          contextValue: { operation, prepared, started: performance.now() } satisfies WsOperation,
+          // Run already (by `handle`): graphql-ws's execute and subscribe below hand on what it made.
+          contextValue: { context, prepared, outcome } satisfies WsOperation,
         };
         return args;
       },
-      execute: (args) => runOperation(args.contextValue as WsOperation) as never,
-      subscribe: (args) => runOperation(args.contextValue as WsOperation) as never,
+      execute: (args) => answerOf(args.contextValue as WsOperation) as never,
+      subscribe: (args) => answerOf(args.contextValue as WsOperation) as never,
     },
     wss,
   );
+}
+
+const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * A connection's headers: the connection_init payload's (any case; `apiKey` for X-Api-Key, as some clients send it),
+ * else the upgrade request's.
+ */
+function connectionHeaders(params: Record<string, unknown>, upgrade: IncomingMessage): RequestHeaders {
+  const fromParams = (name: string) => {
+    const hit = Object.entries(params).find(([k, v]) => k.toLowerCase() === name && typeof v === 'string');
+    return hit ? (hit[1] as string) : undefined;
+  };
+  const get = (name: string): string | null => fromParams(name) ?? firstOf(upgrade.headers[name]) ?? (name === 'x-api-key' ? fromParams('apikey') : undefined) ?? null;
+  return {
+    get,
+    *entries() {
+      const names = new Set([...Object.keys(upgrade.headers), ...Object.keys(params).map((k) => k.toLowerCase())]);
+      for (const name of names) {
+        const value = get(name);
+        if (value !== null) yield [name, value];
+      }
+    },
+  };
 }

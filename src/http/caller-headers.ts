@@ -1,14 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { FieldIssue } from '../errors.js';
-import { originalRequest } from '../edge/plugins/remade-request.js';
-import { objectSlot } from '../runtime/object-slot.js';
 
 // X-IdpScopes narrows what a caller may see. Sent twice, node:http (and fetch's Headers) join the two into one
 // comma list, which would release the scopes of both: a component on the way that appends the header (a proxy, a
 // client library adding its default) would widen the caller's view instead of narrowing it. So the header must come
 // once; its one value may list scopes space- or comma-separated, as documented. Only the edge still sees repeated
-// headers apart (IncomingMessage.headersDistinct), so each door notes them there and the caller's checks, after the
-// key's (401 first), refuse the request: 400 in the door's envelope, graphql-ws close 4400.
+// headers apart (IncomingMessage.headersDistinct), so each request's digest notes them there (src/edge/request-digest.ts)
+// and the caller's verdict, after the key's (401 first), refuses the request: 400 in the door's envelope, graphql-ws close 4400.
 
 /** Caller headers that must come at most once. */
 const SINGLE_CALLER_HEADERS = ['x-idpscopes'] as const;
@@ -47,17 +45,4 @@ export function repeatedNodeHeader(req: NodeHeaders): FieldIssue | null {
 export function repeatedPayloadHeader(payload: Record<string, unknown>): FieldIssue | null {
   const keys = Object.keys(payload).map((k) => k.toLowerCase());
   return repeatedCallerHeader((name) => keys.filter((k) => k === name));
-}
-
-const noted = objectSlot<Request, FieldIssue>('caller header issue');
-
-/** At the edge: remembers, for the request made from `req`, a caller header that came more than once. */
-export function noteCallerHeaders(request: Request, req: NodeHeaders): void {
-  const issue = repeatedNodeHeader(req);
-  if (issue) noted.set(request, issue);
-}
-
-/** Why the request's caller headers are refused (a header that came more than once), or null. */
-export function callerHeaderIssue(request: Request): FieldIssue | null {
-  return noted.get(originalRequest(request)) ?? null;
 }

@@ -228,18 +228,6 @@ export function operationSize(
 }
 
 /** An error that stops an operation before it runs; `status` goes to HTTP clients, never over WebSocket. */
-/**
- * Whether a refusal of this request carries its HTTP status (401, 403, 429, 400): over plain HTTP, yes. Not over
- * graphql-ws (no request) nor over server-sent events, whose clients (graphql-sse) read errors only from a 200
- * stream and would otherwise see a bare "NetworkError 403": there the error travels as a `next` event, as over
- * graphql-ws.
- */
-export function carriesHttpStatus(request: Request | undefined): boolean {
-  if (!request) return false;
-  const accept = request.headers.get('accept') ?? '';
-  return !accept.includes('text/event-stream') || /application\/(graphql-response\+)?json/.test(accept);
-}
-
 export function refusal(message: string, code: string, status: number | undefined, extra: Record<string, unknown> = {}, headers?: Record<string, string>): GraphQLError {
   return createGraphQLError(message, {
     extensions: { code, ...extra, ...(status !== undefined && { http: { status, ...(headers && { headers }) } }) },

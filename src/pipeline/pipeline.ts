@@ -1,16 +1,14 @@
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { normalizedExecutor } from '@graphql-tools/executor';
 import { createGraphQLError, isAsyncIterable } from '@graphql-tools/utils';
-import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
-import type { CallerContext } from './access.js';
-import { callerKind, unauthenticatedRefusal } from './access.js';
+import { callerRefusalError, unauthenticatedRefusal } from './access.js';
+import { answersWithStatus, type CallerContext, type RequestContext } from './request-context.js';
 import { executeCompiled } from './compiled.js';
 import { subscribeShared } from './shared-events.js';
 import { resultWithinDeadline } from './deadline.js';
 import { firstRefusal, type OperationGuard } from './guards.js';
 import { operationShape, refusal } from './operation.js';
-import { callerHeaderIssue, callerHeaderMessage } from '../http/caller-headers.js';
 import type { Documents } from './documents.js';
 import type { Principal } from '../access/principal.js';
 import type { CredentialWatch } from '../access/credential-watch.js';
@@ -21,25 +19,9 @@ import { documentNotFound, documentRequired, type TrustedDocuments } from './tru
 
 // One pipeline for every operation, whatever door it came in by (a JSON POST on node:http, Yoga's GET, SSE and
 // multipart, graphql-ws, a legacy path): caller -> document (a trusted document's id, or a text the caller may send)
-// -> guards -> execute -> mask -> observe. The edges
-// (src/edge/) turn their transport into an OperationRequest and the result back into their answer; nothing here
+// -> guards -> execute -> mask -> observe. The edges (src/edge/) digest their request once into a RequestContext
+// (src/pipeline/request-context.ts), call `handle`, and render what it returns in their transport; nothing here
 // knows HTTP beyond the status an error should carry when the answer has one.
-
-/** One operation as its edge hands it on: made once per request (per subscribe message over graphql-ws). */
-export interface OperationRequest {
-  /** The HTTP request, when there is one (resolvers read headers such as Idempotency-Key from it). */
-  request?: Request | undefined;
-  /** GET, POST, or WS for graphql-ws. */
-  method: string;
-  /** Whether the answer carries an HTTP status (a JSON answer; not an event stream, not a socket). */
-  httpStatus: boolean;
-  requestId: string;
-  log: Logger;
-  /** Who calls; asked once (memoized by the edge). */
-  caller(): Promise<CallerContext>;
-  /** The client connection a subscription's results are written to (graphql-ws socket, SSE response), when known. */
-  subscriber?: (() => SubscriberConnection | undefined) | undefined;
-}
 
 /** What an operation span needs to know of the operation it wraps. */
 export interface TracedOperation {
@@ -90,21 +72,33 @@ export interface PreparedOperation {
 
 export type OperationOutcome = ExecutionResult | AsyncIterable<ExecutionResult>;
 
+/** What `handle` made of a request: each edge renders it in its transport (graphql-ws tells the stages apart). */
+export type Handled =
+  | { stage: 'refused'; result: ExecutionResult }
+  | { stage: 'invalid'; result: ExecutionResult }
+  | { stage: 'ran'; prepared: PreparedOperation | undefined; outcome: OperationOutcome };
+
+/** The result or stream a handled request answers with. */
+export const outcomeOf = (handled: Handled): OperationOutcome => (handled.stage === 'ran' ? handled.outcome : handled.result);
+
 export interface Pipeline {
   readonly schema: GraphQLSchema;
-  /** Caller rules asked before anything else of a request is read (AUTH=on without a valid key; repeated caller headers). */
-  callerRefusal(request: OperationRequest): Promise<ExecutionResult | null>;
+  /**
+   * The caller verdict as a GraphQL result (AUTH=on without a valid key; repeated caller headers), for an edge that
+   * must refuse before it reads the rest of the request; null: admitted. `handle` asks it again (it is reached once).
+   */
+  admit(request: RequestContext): Promise<ExecutionResult | null>;
   /**
    * The document step: the trusted document the request names, or its text when its caller may send one; parsed,
    * one operation chosen (HTTP rules for GET), validated; or the request's errors.
    */
-  prepare(params: GraphQLParams, request: OperationRequest): Promise<PreparedOperation | ExecutionResult>;
+  prepare(params: GraphQLParams, request: RequestContext): Promise<PreparedOperation | ExecutionResult>;
   /** Guards, execution (within the deadline), masking and metrics. */
-  execute(prepared: PreparedOperation, request: OperationRequest, options?: { variablesFromRoute?: boolean }): Promise<OperationOutcome>;
-  /** All of it, for one request. */
-  run(params: GraphQLParams, request: OperationRequest): Promise<OperationOutcome>;
+  execute(prepared: PreparedOperation, request: RequestContext, options?: { variablesFromRoute?: boolean }): Promise<OperationOutcome>;
+  /** All of it, for one request: caller verdict -> document step -> guards, execution, masking. */
+  handle(params: GraphQLParams, request: RequestContext): Promise<Handled>;
   /** A legacy route's own document (parsed once, valid), with variables its rule made: coerced once, compiled. */
-  runRoute(request: OperationRequest, document: DocumentNode, query: string, variables: Record<string, unknown>): Promise<ExecutionResult>;
+  runRoute(request: RequestContext, document: DocumentNode, query: string, variables: Record<string, unknown>): Promise<ExecutionResult>;
   /** The masking every error a client sees goes through. */
   mask(error: unknown): GraphQLError;
 }
@@ -159,24 +153,13 @@ function maskedStream(stream: AsyncIterable<ExecutionResult>, masked: (result: E
 export function createPipeline(parts: PipelineParts): Pipeline {
   const { schema, documents, guards, trusted } = parts;
 
-  async function callerRefusal(request: OperationRequest): Promise<ExecutionResult | null> {
-    const caller = await request.caller();
-    const status = request.httpStatus;
-    if (parts.auth === 'on' && !caller.principal) {
-      parts.metrics?.rejected.inc({ reason: 'unauthenticated' });
-      return { errors: [unauthenticatedRefusal(caller.unauthenticated, status)] };
-    }
-    // After the key (401 first): caller headers sent more than once (src/http/caller-headers.ts).
-    const issue = request.request && callerHeaderIssue(request.request);
-    if (issue) {
-      parts.metrics?.rejected.inc({ reason: 'bad_request' });
-      return { errors: [refusal(callerHeaderMessage(issue), 'BAD_REQUEST', status ? 400 : undefined, { fields: [issue] })] };
-    }
-    return null;
+  async function admit(request: RequestContext): Promise<ExecutionResult | null> {
+    const refused = await request.admission();
+    return refused ? { errors: [callerRefusalError(refused, answersWithStatus(request))] } : null;
   }
 
   /** The text the request runs: its trusted document's, or its own when its caller may send one. */
-  async function sourceOf(params: GraphQLParams, request: OperationRequest): Promise<{ text: string } | { error: GraphQLError }> {
+  async function sourceOf(params: GraphQLParams, request: RequestContext): Promise<{ text: string } | { error: GraphQLError }> {
     const named = namedDocument(params);
     if (named && 'error' in named) return named;
     if (named) {
@@ -187,7 +170,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     }
     // The caller is asked only when some kind of caller is held to the manifests (it is known by now on every door).
     if (trusted.restricts) {
-      const kind = callerKind(await request.caller());
+      const kind = (await request.caller()).callerKind;
       if (trusted.listedOnly(kind)) {
         parts.metrics?.rejected.inc({ reason: 'persisted_document' });
         return { error: documentRequired(kind) };
@@ -196,7 +179,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     return { text: params.query ?? '' };
   }
 
-  async function prepare(params: GraphQLParams, request: OperationRequest): Promise<PreparedOperation | ExecutionResult> {
+  async function prepare(params: GraphQLParams, request: RequestContext): Promise<PreparedOperation | ExecutionResult> {
     const badName = operationNameRefusal(params.operationName);
     if (badName) return { errors: [badName] };
     const source = await sourceOf(params, request);
@@ -220,12 +203,13 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     return { document, query: source.text, variables: params.variables ?? {}, operationName, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };
   }
 
-  function contextOf(request: OperationRequest, caller: CallerContext, prepared: PreparedOperation): Record<string, unknown> {
+  function contextOf(request: RequestContext, caller: CallerContext, prepared: PreparedOperation): Record<string, unknown> {
     return {
       ...parts.services,
-      request: request.request,
+      headers: request.headers,
+      httpStatus: answersWithStatus(request),
       params: { query: prepared.query, variables: prepared.variables, ...(prepared.operationName !== undefined && { operationName: prepared.operationName }) },
-      requestId: request.requestId,
+      requestId: request.id,
       log: request.log,
       ...caller,
     };
@@ -238,8 +222,8 @@ export function createPipeline(parts: PipelineParts): Pipeline {
    * system-bound one another system) answers 403 over HTTP with the insufficient_scope challenge, as the scope guard's
    * refusal and the legacy paths do. A partial result keeps its 200: its data is the answer.
    */
-  const refusedWhole = (result: ExecutionResult, request: OperationRequest): ExecutionResult => {
-    if (!request.httpStatus || result.data != null || !result.errors) return result;
+  const refusedWhole = (result: ExecutionResult, request: RequestContext): ExecutionResult => {
+    if (!answersWithStatus(request) || result.data != null || !result.errors) return result;
     const withStatus = (error: GraphQLError) => {
       const scopes = error.extensions.requiredScopes;
       const challenge = Array.isArray(scopes) ? insufficientScope(scopes as string[]) : bearerChallenge({ error: 'insufficient_scope' });
@@ -249,10 +233,10 @@ export function createPipeline(parts: PipelineParts): Pipeline {
     return { ...result, errors: result.errors.map((e) => (e.extensions?.code === 'FORBIDDEN' && !e.extensions.http ? withStatus(e) : e)) };
   };
 
-  async function execute(prepared: PreparedOperation, request: OperationRequest, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
+  async function execute(prepared: PreparedOperation, request: RequestContext, { variablesFromRoute = false } = {}): Promise<OperationOutcome> {
     const traced = (run: () => Promise<OperationOutcome>) =>
       parts.trace
-        ? parts.trace({ type: prepared.type, name: prepared.label, requestId: request.requestId }, run)
+        ? parts.trace({ type: prepared.type, name: prepared.label, requestId: request.id }, run)
         : run();
     if (prepared.type === 'subscription') {
       const outcome = await traced(async () => {
@@ -283,12 +267,12 @@ export function createPipeline(parts: PipelineParts): Pipeline {
   }
 
   /** A stream as one open subscription of its client connection, bounded and counted; or its refusal (the stream ends). */
-  function follow(stream: AsyncIterable<ExecutionResult>, args: ExecutionArgs & { contextValue: Record<string, unknown> }, request: OperationRequest, prepared: PreparedOperation): OperationOutcome {
+  function follow(stream: AsyncIterable<ExecutionResult>, args: ExecutionArgs & { contextValue: Record<string, unknown> }, request: RequestContext, prepared: PreparedOperation): OperationOutcome {
     const connection = parts.subscriptions && request.subscriber?.();
     if (!parts.subscriptions || !connection) return stream;
     const principal = args.contextValue.principal as Principal | null | undefined;
     const fields = operationShape(schema, prepared.document, prepared.operationName)?.rootFields.map((f) => f.name) ?? [];
-    const followed = parts.subscriptions.follow(connection, { keyId: principal?.id ?? null, requestId: request.requestId, operationName: prepared.operationName ?? null, fields }, stream);
+    const followed = parts.subscriptions.follow(connection, { keyId: principal?.id ?? null, requestId: request.id, operationName: prepared.operationName ?? null, fields }, stream);
     if (!('refused' in followed)) {
       // An SSE stream is one subscription: it ends with its credential, with the refusal a new request would get as its
       // last event. A graphql-ws socket is held whole by its edge (src/edge/ws.ts), which closes it with 4403.
@@ -299,10 +283,10 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       return followed;
     }
     parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
-    return { errors: [refusal(followed.message, followed.refused, request.httpStatus ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
+    return { errors: [refusal(followed.message, followed.refused, answersWithStatus(request) ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
   }
 
-  async function argsOf(prepared: PreparedOperation, request: OperationRequest): Promise<ExecutionArgs & { contextValue: Record<string, unknown> }> {
+  async function argsOf(prepared: PreparedOperation, request: RequestContext): Promise<ExecutionArgs & { contextValue: Record<string, unknown> }> {
     const contextValue = contextOf(request, await request.caller(), prepared);
     return { schema, document: prepared.document, variableValues: prepared.variables, contextValue, ...(prepared.operationName !== undefined && { operationName: prepared.operationName }) };
   }
@@ -318,14 +302,21 @@ export function createPipeline(parts: PipelineParts): Pipeline {
 
   return {
     schema,
-    callerRefusal,
+    admit,
     prepare,
     execute: (prepared, request, options) => orMasked(() => execute(prepared, request, options)),
-    run: (params, request) =>
-      orMasked(async () => {
+    async handle(params, request) {
+      try {
+        const refused = await admit(request);
+        if (refused) return { stage: 'refused', result: refused };
         const prepared = await prepare(params, request);
-        return isPrepared(prepared) ? execute(prepared, request) : prepared;
-      }),
+        if (!isPrepared(prepared)) return { stage: 'invalid', result: prepared };
+        return { stage: 'ran', prepared, outcome: await orMasked(() => execute(prepared, request)) };
+      } catch (error) {
+        // An outage met before execution (the caller's key look-up): one masked error, as any the pipeline meets.
+        return { stage: 'ran', prepared: undefined, outcome: { errors: [parts.mask(error)] } };
+      }
+    },
     async runRoute(request, document, query, variables) {
       const operation = getOperationAST(document);
       const prepared: PreparedOperation = { document, query, variables, operationName: undefined, label: operation?.name?.value ?? 'anonymous', type: operation?.operation ?? 'query' };

@@ -1,6 +1,6 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewayMetrics } from '../runtime/metrics.js';
-import { operationCache, operationSize, sizeVariables, carriesHttpStatus, refusal } from './operation.js';
+import { operationCache, operationSize, sizeVariables, refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 
 // GRAPHQL_MAX_DEPTH, GRAPHQL_MAX_ALIASES and GRAPHQL_MAX_COST, checked with the variables in hand (so `first: $n`
@@ -103,7 +103,7 @@ export function queryLimitsGuard(limits: QueryLimits, metrics?: GatewayMetrics):
     const message = check(args.schema, args.document, args.operationName, args.variableValues);
     if (!message) return null;
     metrics?.rejected.inc({ reason: 'query_limits' });
-    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
+    const withHttpStatus = (args.contextValue as { httpStatus?: boolean }).httpStatus === true;
     return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] };
   };
 }

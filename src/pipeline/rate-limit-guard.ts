@@ -2,7 +2,7 @@ import type { RateLimiter } from '../access/rate-limit.js';
 import type { GraphQLContext } from '../schema/context.js';
 import type { Principal } from '../access/principal.js';
 import type { GatewayMetrics } from '../runtime/metrics.js';
-import { carriesHttpStatus, refusal } from './operation.js';
+import { refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 
 // Every operation a caller runs spends one token of its bucket (RATE_LIMIT_PER_MINUTE, src/access/rate-limit.ts): an
@@ -11,23 +11,23 @@ import type { OperationGuard } from './guards.js';
 
 export function rateLimitGuard(limiter: RateLimiter, metrics?: GatewayMetrics): OperationGuard {
   return ({ contextValue }) => {
-    const ctx = contextValue as Partial<GraphQLContext> & { request?: Request };
+    const ctx = contextValue as Partial<GraphQLContext>;
     const principal = ctx.principal;
     if (!principal) return null;
     // Synchronous while the caller's tokens are in hand: no promise on the hot path.
     const decision = limiter.take(principal.id);
-    if (decision instanceof Promise) return decision.then((d) => (d.allowed ? null : refused(ctx.request, principal, d.retryAfterSeconds)));
-    return decision.allowed ? null : refused(ctx.request, principal, decision.retryAfterSeconds);
+    if (decision instanceof Promise) return decision.then((d) => (d.allowed ? null : refused(ctx.httpStatus === true, principal, d.retryAfterSeconds)));
+    return decision.allowed ? null : refused(ctx.httpStatus === true, principal, decision.retryAfterSeconds);
   };
 
-  function refused(request: Request | undefined, principal: Principal, seconds: number) {
+  function refused(withHttpStatus: boolean, principal: Principal, seconds: number) {
     metrics?.rejected.inc({ reason: 'rate_limited' });
     return {
       errors: [
         refusal(
           `Rate limit exceeded for this ${principal.kind === 'key' ? 'API key' : 'token\'s subject'}; retry after ${seconds} s.`,
           'RATE_LIMITED',
-          carriesHttpStatus(request) ? 429 : undefined,
+          withHttpStatus ? 429 : undefined,
           { retryAfterSeconds: seconds },
           { 'Retry-After': String(seconds) },
         ),

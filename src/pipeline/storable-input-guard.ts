@@ -1,7 +1,7 @@
 import { visit, type DocumentNode } from 'graphql';
 import type { FieldIssue } from '../errors.js';
 import { NUL_MESSAGE, storableInputIssues } from '../validation.js';
-import { carriesHttpStatus, refusal } from './operation.js';
+import { refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 
 // Input the database would refuse is a client's mistake, answered before anything runs, by the one storable-input
@@ -30,7 +30,7 @@ export function storableInputGuard(): OperationGuard {
     if (body === undefined) return null;
     const issues = [...storableInputIssues(args.variableValues ?? {}, ''), ...(hasNulLiteral(body) ? literalIssues(args.document) : [])];
     if (issues.length === 0) return null;
-    const withHttpStatus = carriesHttpStatus((args.contextValue as { request?: Request }).request);
+    const withHttpStatus = (args.contextValue as { httpStatus?: boolean }).httpStatus === true;
     return {
       errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', withHttpStatus ? 400 : undefined, { fields: issues })],
     };

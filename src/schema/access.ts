@@ -2,7 +2,7 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as apiKeys from '../access/api-keys.js';
 import { apiKeyRules } from '../access/access-rules.js';
-import { declaredScopes, mayRun } from '../pipeline/access.js';
+import { declaredScopes, mayRun } from '../access/field-scopes.js';
 
 // API keys, administered over GraphQL (scope admin:all); the CLI (`npm run keys`) does the same offline. And
 // `viewer`, which any valid key may ask: what that key itself may do, so a front end offers only those actions.

@@ -218,7 +218,7 @@ function pageOf(ctx: GraphQLContext, args: Record<string, unknown>) {
 }
 
 function idempotencyKeyOf(ctx: GraphQLContext, argument: string | null | undefined): string | undefined {
-  const header = (ctx as unknown as { request?: Request }).request?.headers.get('idempotency-key') ?? undefined;
+  const header = ctx.headers?.get('idempotency-key') ?? undefined;
   const key = argument ?? header;
   return key === undefined ? undefined : validate(idempotencyKey, key, 'idempotencyKey');
 }

@@ -8,7 +8,7 @@ import { OtlpJsonExportProcessor } from './otlp-export.js';
 import { recordingSpansHold, spanStarter, type SpanStarter } from './recording-span.js';
 import { OPERATION_CARRIER, serverSpans, type OperationCarrier } from './server-spans.js';
 import type { Logger } from '../log.js';
-import { REQUEST_ID_HEADER } from '../edge/plugins/use-request-id.js';
+import { REQUEST_ID_HEADER } from '../pipeline/request-context.js';
 import type { LegacyAnswer, LegacyCallTracer } from '../api/legacy/legacy-door.js';
 import type { OperationOutcome, OperationTracer } from '../pipeline/pipeline.js';
 import type { GraphQLError } from 'graphql';
@@ -242,7 +242,7 @@ function isGatewayFailure(error: GraphQLError): boolean {
  */
 function legacyCallTracer(tracer: Tracer): LegacyCallTracer {
   return (request, call, run) => {
-    const requestId = request.headers.get(REQUEST_ID_HEADER);
+    const requestId = request.id;
     const attributes: Attributes = { 'http.route': call.route };
     if (call.rpc) {
       attributes['rpc.system'] = 'jsonrpc';

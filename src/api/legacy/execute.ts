@@ -2,18 +2,19 @@ import { print, type DocumentNode, type ExecutionResult, type GraphQLFormattedEr
 import type { FieldIssue } from '../../errors.js';
 import { RPC_CODE_BY_GRAPHQL_CODE, RPC_ERROR, type RpcError } from './jsonrpc.js';
 import type { RpcRoute } from './route.js';
+import type { RequestContext } from '../../pipeline/request-context.js';
 
 // Legacy calls run as GraphQL operations of the same schema as /graphql, on the same pipeline (src/pipeline/): the
 // same guards (access, rate and query limits), error masking and metrics, with the caller's request as context.
 
 /** Executes one operation for `origin` (the pipeline's runRoute). */
-export type GraphQLRunner = (origin: Request, document: DocumentNode, query: string, variables: Record<string, unknown>, operationName?: string) => Promise<ExecutionResult>;
+export type GraphQLRunner = (origin: RequestContext, document: DocumentNode, query: string, variables: Record<string, unknown>, operationName?: string) => Promise<ExecutionResult>;
 
 const printed = new WeakMap<object, string>();
 
 export async function executeRoute(
   run: GraphQLRunner,
-  origin: Request,
+  origin: RequestContext,
   route: Pick<RpcRoute, 'document'>,
   variables: unknown,
 ): Promise<{ data: unknown } | { error: RpcError }> {

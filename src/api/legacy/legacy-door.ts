@@ -1,7 +1,8 @@
 import { AppError, type FieldIssue, type ServiceUnavailableError } from '../../errors.js';
 import { unavailableError } from '../../db/errors.js';
 import { isJsonContentType } from '../../http/browser-policy.js';
-import { callerHeaderIssue, callerHeaderMessage } from '../../http/caller-headers.js';
+import { callerHeaderMessage } from '../../http/caller-headers.js';
+import type { RequestContext } from '../../pipeline/request-context.js';
 import { hasTooDeep, storableInputIssues, toFieldIssues } from '../../validation.js';
 import { executeRoute, type GraphQLRunner } from './execute.js';
 import { compilePath, type HttpFailure, type HttpInput, type HttpRoute } from './http-route.js';
@@ -24,15 +25,13 @@ export interface LegacyDoorOptions {
   maxBatchCalls: number;
   /** Runs a route's operation (bound late: the runner is built after Yoga). */
   runGraphQL: () => GraphQLRunner;
-  /** AUTH=on: why the request has no valid caller (asked before anything else is read); null: it has one. */
-  requireCaller?: ((request: Request) => Promise<Unauthenticated | null>) | undefined;
   /** Tracing on (src/telemetry/tracing.ts): runs each call in its span. Absent, the calls run as they are. */
   traceCall?: LegacyCallTracer | undefined;
 }
 
-/** A request at the legacy door. `request` carries the headers the operation's context reads (key, X-IdpScopes). */
+/** A request at the legacy door: its context (headers, caller, id) as its edge digested it, and a way to read its body. */
 export interface DoorRequest {
-  request: Request;
+  request: RequestContext;
   method: string;
   path: string;
   searchParams(): URLSearchParams;
@@ -55,7 +54,7 @@ export interface LegacyCall {
   /** One call of a /rpc batch (not the request as a whole). */
   inBatch?: boolean;
 }
-export type LegacyCallTracer = <T extends RpcResponse | LegacyAnswer>(request: Request, call: LegacyCall, run: () => Promise<T>) => Promise<T>;
+export type LegacyCallTracer = <T extends RpcResponse | LegacyAnswer>(request: RequestContext, call: LegacyCall, run: () => Promise<T>) => Promise<T>;
 
 export interface LegacyDoor {
   /** The answer of a legacy path; undefined when `path` is none of them (the request goes on to the other doors). */
@@ -80,7 +79,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
   const httpMatchers = options.httpRoutes.map((route) => ({ route, match: compilePath(route.path) }));
   let openApi: string | undefined;
 
-  async function runCall(request: Request, call: RpcCall, route: RpcRoute | undefined): Promise<RpcResponse> {
+  async function runCall(request: RequestContext, call: RpcCall, route: RpcRoute | undefined): Promise<RpcResponse> {
     if (!route) {
       return rpcError(call.id, { code: RPC_ERROR.METHOD_NOT_FOUND, message: `Method not found: "${call.method}"` });
     }
@@ -187,7 +186,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
         const all = searchParams.getAll(key);
         query[key] = all.length > 1 ? all : all[0]!;
       }
-      const headers = Object.fromEntries([...request.headers].map(([k, v]) => [k.toLowerCase(), v]));
+      const headers = Object.fromEntries([...request.headers.entries()].map(([k, v]) => [k.toLowerCase(), v]));
       let body: unknown;
       if (route.method !== 'GET') {
         const text = await door.text();
@@ -228,7 +227,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
 
   // Chosen once: with tracing off a call is not even asked whether it is traced.
   const traceCall = options.traceCall;
-  const runCallAt: (path: string, request: Request, call: RpcCall, route: RpcRoute | undefined, inBatch?: boolean) => Promise<RpcResponse> = traceCall
+  const runCallAt: (path: string, request: RequestContext, call: RpcCall, route: RpcRoute | undefined, inBatch?: boolean) => Promise<RpcResponse> = traceCall
     ? (path, request, call, route, inBatch) => traceCall(request, { route: path, method: 'POST', rpc: { method: call.method, id: call.id }, ...(inBatch && { inBatch }) }, () => runCall(request, call, route))
     : (_path, request, call, route) => runCall(request, call, route);
   const serveHttp: typeof handleHttp = traceCall
@@ -253,11 +252,11 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
    */
   function keyFirst(door: DoorRequest, refusals: Refusals, serve: () => Promise<LegacyAnswer>): Promise<LegacyAnswer> {
     return answerOrUnavailable(async () => {
-      const refused = await options.requireCaller?.(door.request);
-      if (refused) return refusals.unauthenticated(refused);
-      // After the key (401 first): a repeated X-IdpScopes would widen the caller's view (src/http/caller-headers.ts).
-      const issue = callerHeaderIssue(door.request);
-      if (issue) return refusals.badRequest(callerHeaderMessage(issue), [issue]);
+      // The caller's verdict (src/pipeline/request-context.ts): 401 first, then a repeated X-IdpScopes, which would
+      // widen the caller's view (src/http/caller-headers.ts).
+      const refused = await door.request.admission();
+      if (refused?.kind === 'unauthenticated') return refusals.unauthenticated(refused.why);
+      if (refused) return refusals.badRequest(callerHeaderMessage(refused.issue), [refused.issue]);
       return serve();
     }, refusals.unavailable);
   }
@@ -343,9 +342,9 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
  * when it carries a body.
  */
 const UNSUPPORTED_MEDIA_TYPE = 'Unsupported Media Type: send the body as application/json';
-function writesBody(method: string, headers: Headers): boolean {
+function writesBody(method: string, headers: RequestContext['headers']): boolean {
   const length = headers.get('content-length');
-  return method === 'POST' || (length !== null && length !== '0') || headers.has('transfer-encoding');
+  return method === 'POST' || (length !== null && length !== '0') || headers.get('transfer-encoding') !== null;
 }
 
 /** The JSON-RPC error of a call that met a database outage (-32050, with the wait it should observe). */

@@ -1,6 +1,6 @@
 import { parse, type GraphQLSchema } from 'graphql';
 import type { Config } from '../../config.js';
-import { scopeOf } from '../../pipeline/access.js';
+import { scopeOf } from '../../access/field-scopes.js';
 import { operationShape } from '../../pipeline/operation.js';
 
 // What the console needs to sign its operator in at the OpenID provider (CONSOLE_OIDC_CLIENT_ID): the provider, the

@@ -1,7 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { PayloadTooLargeError } from '../../errors.js';
 import { bodyTooLarge, declaredLength, graphqlTooLargeAnswer, readBodyText } from '../../http/body.js';
-import { remadeRequest } from './remade-request.js';
 
 // MAX_BODY_BYTES for /graphql (the legacy paths apply it themselves): a declared or actual body over the limit
 // is answered 413 in the GraphQL error envelope, without buffering the excess.
@@ -18,8 +17,10 @@ export function useBodyLimit(options: { endpoint: string; maxBodyBytes: number }
           return;
         }
         if (!request.body) return;
+        // A body can be read once: the plugins after this one get it again, as the text that was read. Their state is
+        // the request's context (src/edge/plugins/use-request-context.ts), not this Request.
         const text = await readBodyText(request, options.maxBodyBytes);
-        setRequest(remadeRequest(fetchAPI.Request, request, text));
+        setRequest(new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body: text }));
       } catch (error) {
         if (!(error instanceof PayloadTooLargeError)) throw error;
         const { status, headers, body } = graphqlTooLargeAnswer(error);

@@ -1,6 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { readBodyText } from '../../http/body.js';
 import type { LegacyDoor } from '../../api/legacy/legacy-door.js';
+import { requestContextOf } from './use-request-context.js';
 
 // The legacy door (src/api/legacy/legacy-door.ts) inside Yoga: for what the node:http door (src/edge/node.ts)
 // leaves to Yoga's plugins (requests with an Origin, a refused Host, every path with tracing on, a 405).
@@ -13,9 +14,9 @@ export function useLegacyRoutes(options: { door: LegacyDoor; maxBodyBytes: numbe
     onYogaInit({ yoga }) {
       ResponseClass = yoga.fetchAPI.Response;
     },
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, endResponse, serverContext }) {
       const answer = await options.door.answer({
-        request,
+        request: requestContextOf(serverContext),
         method: request.method,
         path: url.pathname,
         searchParams: () => url.searchParams,

@@ -1,8 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { SubscriberConnection } from '../../runtime/subscription-registry.js';
-import type { OperationRequest, Pipeline } from '../../pipeline/pipeline.js';
+import { outcomeOf, type Pipeline } from '../../pipeline/pipeline.js';
 import { namesDocument, unreadableParams, type GraphQLParams } from '../../pipeline/params.js';
+import { requestContextOf } from './use-request-context.js';
+import { withSubscriber } from '../../pipeline/request-context.js';
 
 // Yoga's edge hands every operation it has read (GET, SSE, multipart, and whatever the node:http edge left to it) to
 // the one pipeline: Yoga reads the transport (its request parsers, its parameter checks, which run after this hook)
@@ -16,7 +18,6 @@ import { namesDocument, unreadableParams, type GraphQLParams } from '../../pipel
 
 export interface PipelineEdgeOptions {
   pipeline: Pipeline;
-  operationRequest(request: Request): OperationRequest;
   /** The client connection of an SSE stream written to `res` (node:http's response, in Yoga's server context). */
   subscriber(res: ServerResponse): SubscriberConnection;
 }
@@ -24,7 +25,7 @@ export interface PipelineEdgeOptions {
 export function usePipeline(options: PipelineEdgeOptions): Plugin {
   const { pipeline } = options;
   return {
-    onRequestParse({ request, url, requestParser, setRequestParser }) {
+    onRequestParse({ request, url, requestParser, setRequestParser, serverContext }) {
       // Parameters that cannot be read are the client's mistake: 400 with a code on every transport (an SSE request
       // gets it in its stream), logged at debug. Yoga's parsers throw JSON.parse's SyntaxError (a 500) for a GET's or
       // a form's `variables`, and a GraphQLError without a status (a 200) for a bad multipart request.
@@ -37,7 +38,7 @@ export function usePipeline(options: PipelineEdgeOptions): Plugin {
             if ((error as Error | null)?.name === 'AbortError') throw error; // the client left: nobody to answer
             const sent = request.method === 'GET' ? url.searchParams : form ? new URLSearchParams(await form.text().catch(() => '')) : undefined;
             const refused = unreadableParams(error, sent);
-            options.operationRequest(request).log.debug({ reason: refused.message }, 'GraphQL parameters refused');
+            requestContextOf(serverContext).log.debug({ reason: refused.message }, 'GraphQL parameters refused');
             throw refused;
           }
         });
@@ -52,15 +53,17 @@ export function usePipeline(options: PipelineEdgeOptions): Plugin {
         },
       };
     },
-    async onParams({ request, params, setParams, setParamsHandler, setResult, context }) {
+    async onParams({ params, setParams, setParamsHandler, setResult, context }) {
       const res = (context as { res?: ServerResponse }).res;
+      const given = requestContextOf(context);
       // A request handed to yoga.fetch in-process has no response of node's: its streams are not counted.
-      const operation = res ? { ...options.operationRequest(request), subscriber: () => options.subscriber(res) } : options.operationRequest(request);
-      // Before Yoga's parameter checks, as on the node:http edge: 401 first, then repeated caller headers.
-      const refused = await pipeline.callerRefusal(operation);
+      const operation = res ? withSubscriber(given, () => options.subscriber(res)) : given;
+      // Before Yoga's parameter checks, as on the node:http edge: 401 first, then repeated caller headers. An outage
+      // is answered by `handle`, which asks again.
+      const refused = await pipeline.admit(operation).catch(() => null);
       if (refused) return setResult(refused);
       if (params.query == null && namesDocument(params as Record<string, unknown>)) setParams({ ...params, query: '' });
-      setParamsHandler(({ params }) => pipeline.run(params as GraphQLParams, operation));
+      setParamsHandler(async ({ params }) => outcomeOf(await pipeline.handle(params as GraphQLParams, operation)));
     },
   };
 }
