@@ -3,9 +3,36 @@
 
 export type FieldIssue = { field: string; message: string };
 
+/**
+ * The one table of error codes and the HTTP status each carries, on every door: a domain error's, a refusal's made
+ * by the pipeline (GraphQL over HTTP), a legacy path's answer.
+ */
+export const HTTP_STATUS_BY_CODE = {
+  BAD_USER_INPUT: 400,
+  BAD_REQUEST: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  TOO_MANY_SUBSCRIPTIONS: 429,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof HTTP_STATUS_BY_CODE;
+
+/** The HTTP status of an error code; 500 for a code of no client mistake. */
+export function httpStatusOf(code: unknown): number {
+  return typeof code === 'string' && Object.hasOwn(HTTP_STATUS_BY_CODE, code) ? HTTP_STATUS_BY_CODE[code as ErrorCode] : 500;
+}
+
 export abstract class AppError extends Error {
-  abstract readonly code: string;
-  abstract readonly httpStatus: number;
+  abstract readonly code: ErrorCode;
+  get httpStatus(): number {
+    return HTTP_STATUS_BY_CODE[this.code];
+  }
   constructor(
     message: string,
     readonly details: Record<string, unknown> = {},
@@ -17,7 +44,6 @@ export abstract class AppError extends Error {
 
 export class ValidationError extends AppError {
   readonly code = 'BAD_USER_INPUT';
-  readonly httpStatus = 400;
   constructor(readonly issues: FieldIssue[]) {
     super(`Invalid input: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`, { fields: issues });
   }
@@ -25,27 +51,22 @@ export class ValidationError extends AppError {
 
 export class NotFoundError extends AppError {
   readonly code = 'NOT_FOUND';
-  readonly httpStatus = 404;
 }
 
 export class ConflictError extends AppError {
   readonly code = 'CONFLICT';
-  readonly httpStatus = 409;
 }
 
 export class UnauthenticatedError extends AppError {
   readonly code = 'UNAUTHENTICATED';
-  readonly httpStatus = 401;
 }
 
 export class ForbiddenError extends AppError {
   readonly code = 'FORBIDDEN';
-  readonly httpStatus = 403;
 }
 
 export class RateLimitedError extends AppError {
   readonly code = 'RATE_LIMITED';
-  readonly httpStatus = 429;
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
@@ -56,7 +77,6 @@ export class RateLimitedError extends AppError {
 
 export class PayloadTooLargeError extends AppError {
   readonly code = 'PAYLOAD_TOO_LARGE';
-  readonly httpStatus = 413;
 }
 
 /** Seconds a client is told to wait (Retry-After) when the database cannot be reached. */
@@ -65,7 +85,6 @@ export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 /** The database cannot be reached: an outage, not a bug; the client may retry after Retry-After (HTTP 503). */
 export class ServiceUnavailableError extends AppError {
   readonly code = 'SERVICE_UNAVAILABLE';
-  readonly httpStatus = 503;
   constructor(
     message = 'The service is temporarily unavailable: its database cannot be reached. Retry shortly.',
     readonly retryAfterSeconds = OUTAGE_RETRY_AFTER_SECONDS,

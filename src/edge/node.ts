@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PayloadTooLargeError } from '../errors.js';
 import { jsonAnswerType } from './answer-type.js';
 import type { LegacyAnswer, LegacyDoor } from '../api/legacy/legacy-door.js';
-import { ClientGone, graphqlTooLargeAnswer, readNodeBodyText } from '../http/body.js';
+import { ClientGone, graphqlTooLargeAnswer, readBodyText } from '../http/body.js';
 import { browserRefusal, type BrowserPolicy } from '../http/browser-policy.js';
 import { isAsyncIterable } from '@graphql-tools/utils';
 import type { ExecutionResult } from 'graphql';
@@ -72,7 +72,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
   async function serveLegacy(req: IncomingMessage, res: ServerResponse, context: RequestContext, raw: string): Promise<void> {
     let answer: LegacyAnswer | undefined;
     try {
-      answer = await legacy.answer({ request: context, method: context.method, path: context.path, searchParams: () => new URL(raw, 'http://localhost').searchParams, text: () => readNodeBodyText(req, options.maxBodyBytes) });
+      answer = await legacy.answer({ request: context, method: context.method, path: context.path, searchParams: () => new URL(raw, 'http://localhost').searchParams, text: () => readBodyText(req, req.headers['content-length'], options.maxBodyBytes) });
     } catch (error) {
       if (error instanceof ClientGone) return; // nobody to answer
       options.onError(error);
@@ -102,7 +102,7 @@ export function nodeEdge(options: NodeEdgeOptions): (req: IncomingMessage, res: 
     // the pipeline asks again (503).
     const refused = await context.admission().catch(() => null);
     if (refused?.kind === 'unauthenticated') return (await pipeline.admit(context))!;
-    const body = jsonBodyObject(await readNodeBodyText(req, options.maxBodyBytes));
+    const body = jsonBodyObject(await readBodyText(req, req.headers['content-length'], options.maxBodyBytes));
     if (body instanceof Error) return { errors: [body] };
     // Then a repeated caller header, before the parameters are looked at.
     const refusedHeaders = await pipeline.admit(context);

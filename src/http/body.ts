@@ -1,30 +1,58 @@
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { PayloadTooLargeError } from '../errors.js';
 
-/** Reads a request body as text, refusing (413) anything over `maxBytes` without buffering the excess. */
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
-  const declared = declaredLength(request);
-  if (declared > maxBytes) throw bodyTooLarge(maxBytes);
-  // Node's HTTP parser ends a body at its declared length (and refuses a request declaring it twice or beside
-  // chunked encoding), so a declared length within the limit is the whole count: read it in one go.
-  if (declared <= maxBytes) return request.text();
-  if (!request.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      // Neither cancelled nor released (with Yoga's fetch API either destroys the connection at once, and a client
-      // still sending meets a reset before it reads the 413): left as it is; the connection's lingering close
-      // (src/http/lingering-close.ts) reads and drops the rest.
-      throw bodyTooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** A request body as node:http gives it: node's request itself, or a fetch request's body made a node stream. */
+export type BodyStream = Readable;
+
+/**
+ * The one body reader of every door: a request body as text, refusing (413) a declared or actual body over
+ * `maxBytes` without buffering the excess. `declared` is the Content-Length sent (null: none, chunked). A client that
+ * leaves before its body ends is ClientGone: there is nobody to answer.
+ */
+export function readBodyText(body: BodyStream, declared: string | null | undefined, maxBytes: number): Promise<string> {
+  if (declared != null && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onGone);
+      body.off('close', onGone);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      // Neither destroyed nor drained here (a client still sending would meet a reset before it reads the 413): the
+      // answer closes the connection (Connection: close), and its lingering close drops the rest of the body.
+      done();
+      body.pause();
+      reject(bodyTooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    const onGone = () => {
+      done();
+      reject(new ClientGone('the request ended before its body did'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onGone);
+    body.on('close', onGone);
+  });
+}
+
+/**
+ * The body of a request Yoga's edge holds: node's request when Yoga was handed one (its body is read from the socket
+ * as the node:http door reads it), else the fetch request's own body (yoga.fetch in-process).
+ */
+export function bodyStreamOf(request: Request, serverContext: unknown): BodyStream {
+  const req = (serverContext as { req?: IncomingMessage } | undefined)?.req;
+  if (req && !req.readableEnded && req.listenerCount('data') === 0) return req;
+  return Readable.fromWeb((request.body ?? new Blob([]).stream()) as import('node:stream/web').ReadableStream<Uint8Array>);
 }
 
 /** The Content-Length a request declares; NaN when it declares none (chunked). */
@@ -48,39 +76,3 @@ export function bodyTooLarge(maxBytes: number): PayloadTooLargeError {
 
 /** The caller closed the connection before its body ended: there is nobody to answer. */
 export class ClientGone extends Error {}
-
-/** readBodyText for a node:http request (src/edge/node.ts): the same limit, read from the stream itself. */
-export function readNodeBodyText(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(bodyTooLarge(maxBytes));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onGone);
-      req.off('close', onGone);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) return void chunks.push(chunk);
-      // The answer closes the connection (Connection: close); its lingering close drops the rest of the body.
-      done();
-      req.pause();
-      reject(bodyTooLarge(maxBytes));
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-    };
-    const onGone = () => {
-      done();
-      reject(new ClientGone('the request ended before its body did'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onGone);
-    req.on('close', onGone);
-  });
-}

@@ -30,7 +30,7 @@ export function urlCarriesToken(url: string): boolean {
 /** The refusal of a request without a valid caller under AUTH=on: one error for every door (401 and its challenge over HTTP). */
 export function unauthenticatedRefusal(why: Unauthenticated | null | undefined, withHttpStatus: boolean): GraphQLError {
   const reason = why ?? CALLER_REQUIRED;
-  return refusal(reason.message, 'UNAUTHENTICATED', withHttpStatus ? 401 : undefined, {}, withHttpStatus ? { 'WWW-Authenticate': reason.challenge } : undefined);
+  return refusal(reason.message, 'UNAUTHENTICATED', withHttpStatus, {}, withHttpStatus ? { 'WWW-Authenticate': reason.challenge } : undefined);
 }
 
 /** Null when the operation may run; else the error that refuses it. */
@@ -64,13 +64,13 @@ export function checkAccess(
     .map((f) => f.name)
     .join(', ');
   const who = principal.kind === 'key' ? 'This API key' : 'This token';
-  return refusal(`${who} lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus ? 403 : undefined, { requiredScopes: needed }, withHttpStatus ? { 'WWW-Authenticate': insufficientScope(needed) } : undefined);
+  return refusal(`${who} lacks the scope ${needed.join(', ')} needed by ${names}.`, 'FORBIDDEN', withHttpStatus, { requiredScopes: needed }, withHttpStatus ? { 'WWW-Authenticate': insufficientScope(needed) } : undefined);
 }
 
 /** The error a caller refused before anything else is read gets, on every door that answers GraphQL. */
 export function callerRefusalError(refused: CallerRefusal, withHttpStatus: boolean): GraphQLError {
   if (refused.kind === 'unauthenticated') return unauthenticatedRefusal(refused.why, withHttpStatus);
-  return refusal(callerHeaderMessage(refused.issue), 'BAD_REQUEST', withHttpStatus ? 400 : undefined, { fields: [refused.issue] });
+  return refusal(callerHeaderMessage(refused.issue), 'BAD_REQUEST', withHttpStatus, { fields: [refused.issue] });
 }
 
 type GuardContext = { principal?: Principal | null; unauthenticated?: Unauthenticated | null; httpStatus?: boolean };

@@ -20,7 +20,7 @@ export function maskError(error: unknown, message: string): Error {
   const raw = wrapped ? wrapped.originalError : error;
   const original = raw instanceof AppError ? raw : (unavailableError(raw) ?? unstorableInputError(raw) ?? raw);
   if (original instanceof AppError) {
-    const http = original instanceof ServiceUnavailableError ? { http: { status: 503, headers: { 'Retry-After': String(original.retryAfterSeconds) } } } : {};
+    const http = original instanceof ServiceUnavailableError ? { http: { status: original.httpStatus, headers: { 'Retry-After': String(original.retryAfterSeconds) } } } : {};
     return createGraphQLError(original.message, {
       ...(wrapped?.nodes && { nodes: wrapped.nodes }),
       ...(wrapped?.source && wrapped.positions && { source: wrapped.source, positions: wrapped.positions }),

@@ -18,6 +18,7 @@ import {
   valueFromASTUntyped,
   visit,
 } from 'graphql';
+import { HTTP_STATUS_BY_CODE, type ErrorCode } from '../errors.js';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import { LIST_BOUNDS, PAGING_ARGUMENTS, isObjectList, pageItems, pagingArgument } from './list-bounds.js';
@@ -228,8 +229,8 @@ export function operationSize(
 }
 
 /** An error that stops an operation before it runs; `status` goes to HTTP clients, never over WebSocket. */
-export function refusal(message: string, code: string, status: number | undefined, extra: Record<string, unknown> = {}, headers?: Record<string, string>): GraphQLError {
+export function refusal(message: string, code: ErrorCode, withHttpStatus: boolean, extra: Record<string, unknown> = {}, headers?: Record<string, string>): GraphQLError {
   return createGraphQLError(message, {
-    extensions: { code, ...extra, ...(status !== undefined && { http: { status, ...(headers && { headers }) } }) },
+    extensions: { code, ...extra, ...(withHttpStatus && { http: { status: HTTP_STATUS_BY_CODE[code], ...(headers && { headers }) } }) },
   });
 }

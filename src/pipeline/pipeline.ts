@@ -283,7 +283,7 @@ export function createPipeline(parts: PipelineParts): Pipeline {
       return followed;
     }
     parts.metrics?.rejected.inc({ reason: 'subscription_limit' });
-    return { errors: [refusal(followed.message, followed.refused, answersWithStatus(request) ? 429 : undefined, { maxSubscriptions: followed.maxSubscriptions })] };
+    return { errors: [refusal(followed.message, followed.refused, answersWithStatus(request), { maxSubscriptions: followed.maxSubscriptions })] };
   }
 
   async function argsOf(prepared: PreparedOperation, request: RequestContext): Promise<ExecutionArgs & { contextValue: Record<string, unknown> }> {

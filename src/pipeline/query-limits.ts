@@ -104,6 +104,6 @@ export function queryLimitsGuard(limits: QueryLimits, metrics?: GatewayMetrics):
     if (!message) return null;
     metrics?.rejected.inc({ reason: 'query_limits' });
     const withHttpStatus = (args.contextValue as { httpStatus?: boolean }).httpStatus === true;
-    return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus ? 400 : undefined)] };
+    return { errors: [refusal(message, 'GRAPHQL_VALIDATION_FAILED', withHttpStatus)] };
   };
 }

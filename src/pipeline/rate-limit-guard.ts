@@ -27,7 +27,7 @@ export function rateLimitGuard(limiter: RateLimiter, metrics?: GatewayMetrics): 
         refusal(
           `Rate limit exceeded for this ${principal.kind === 'key' ? 'API key' : 'token\'s subject'}; retry after ${seconds} s.`,
           'RATE_LIMITED',
-          withHttpStatus ? 429 : undefined,
+          withHttpStatus,
           { retryAfterSeconds: seconds },
           { 'Retry-After': String(seconds) },
         ),

@@ -32,7 +32,7 @@ export function storableInputGuard(): OperationGuard {
     if (issues.length === 0) return null;
     const withHttpStatus = (args.contextValue as { httpStatus?: boolean }).httpStatus === true;
     return {
-      errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', withHttpStatus ? 400 : undefined, { fields: issues })],
+      errors: [refusal(`Invalid input: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, 'BAD_USER_INPUT', withHttpStatus, { fields: issues })],
     };
   };
 }

@@ -1,4 +1,4 @@
-import { AppError, type FieldIssue, type ServiceUnavailableError } from '../../errors.js';
+import { AppError, httpStatusOf, type FieldIssue, type ServiceUnavailableError } from '../../errors.js';
 import { unavailableError } from '../../db/errors.js';
 import { isJsonContentType } from '../../http/browser-policy.js';
 import { callerHeaderMessage } from '../../http/caller-headers.js';
@@ -208,7 +208,7 @@ export function legacyDoor(options: LegacyDoorOptions): LegacyDoor {
       const outcome = await executeRoute(options.runGraphQL(), request, route, route.variables(parsed.data, options.env));
       if ('error' in outcome) {
         const code = typeof outcome.error.data?.code === 'string' ? outcome.error.data.code : 'INTERNAL';
-        const status = HTTP_STATUS_BY_CODE[code] ?? 500;
+        const status = httpStatusOf(code);
         const retry = outcome.error.data?.retryAfterSeconds;
         const headers = challengeHeaders(status, outcome.error.data?.requiredScopes);
         if (typeof retry === 'number') headers['retry-after'] = String(retry);
@@ -352,27 +352,15 @@ function unavailableRpc(unavailable: ServiceUnavailableError) {
   return { code: RPC_ERROR.SERVICE_UNAVAILABLE, message: unavailable.message, data: { code: unavailable.code, retryAfterSeconds: unavailable.retryAfterSeconds } };
 }
 
-const HTTP_STATUS_BY_CODE: Record<string, number> = {
-  BAD_USER_INPUT: 400,
-  GRAPHQL_VALIDATION_FAILED: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  RATE_LIMITED: 429,
-  SERVICE_UNAVAILABLE: 503,
-};
-
 /** Access and rate refusals and outages of a single call keep their HTTP meaning (401, 403, 429 / 503 + Retry-After); the rest is 200. */
-const RPC_HTTP_STATUS: Record<string, number> = { UNAUTHENTICATED: 401, FORBIDDEN: 403, RATE_LIMITED: 429, SERVICE_UNAVAILABLE: 503 };
+const KEEPS_HTTP_STATUS = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE']);
 
 /** The HTTP answer of one call (`body` given: a batch whose calls all share this answer's status). */
 function rpcAnswer(answer: RpcResponse, body: RpcResponse | RpcResponse[] = answer): LegacyAnswer {
   if (!('error' in answer)) return json(200, body);
   const code = answer.error.data?.code;
-  const status = typeof code === 'string' ? RPC_HTTP_STATUS[code] : undefined;
-  if (status === undefined) return json(200, body);
+  if (typeof code !== 'string' || !KEEPS_HTTP_STATUS.has(code)) return json(200, body);
+  const status = httpStatusOf(code);
   const retry = answer.error.data?.retryAfterSeconds;
   const headers = challengeHeaders(status, answer.error.data?.requiredScopes);
   if (typeof retry === 'number') headers['retry-after'] = String(retry);

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { readBodyText } from '../../http/body.js';
+import { bodyStreamOf, readBodyText } from '../../http/body.js';
 import type { LegacyDoor } from '../../api/legacy/legacy-door.js';
 import { requestContextOf } from './use-request-context.js';
 
@@ -20,7 +20,7 @@ export function useLegacyRoutes(options: { door: LegacyDoor; maxBodyBytes: numbe
         method: request.method,
         path: url.pathname,
         searchParams: () => url.searchParams,
-        text: () => readBodyText(request, options.maxBodyBytes),
+        text: () => readBodyText(bodyStreamOf(request, serverContext), request.headers.get('content-length'), options.maxBodyBytes),
       });
       if (answer) endResponse(new ResponseClass(answer.body, { status: answer.status, headers: answer.headers }));
     },
