@@ -4,7 +4,7 @@
  * the same files, one process per verification, in the same run. RSA-2048, ECDSA P-256 and GOST 2012-256
  * detached signatures over 1 KiB of data.
  *
- *   npm run bench:cms        (script line: "npm run generate && tsx bench/cms.ts", see docs/notes/signatures.md)
+ *   npm run bench:cms        (script line: "npm run generate && tsx bench/cms.ts", see docs/performance.md)
  *   BENCH_SECONDS=5 BENCH_CONCURRENCY=8 CMS_WORKERS=0 (= availableParallelism)
  *   BENCH_DB=pglite (default, embedded, audit rows cost CPU in this process) | postgres (a fresh database on
  *   TEST_POSTGRES_URL's server, as the tests make them)

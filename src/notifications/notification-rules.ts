@@ -5,7 +5,7 @@ import { objectSlot } from '../runtime/object-slot.js';
 // Every rule about what a sending request (spec 4.5) and a stub query (spec 4.6) may hold. The REST input
 // schemas (src/api/legacy/notifications.routes.ts, src/api/legacy/stubs.routes.ts) and the GraphQL resolvers both use these.
 
-/** Statuses of one delivery unit; transitions are in docs/notes/notifications.md. */
+/** Statuses of one delivery unit; transitions are in docs/api.md (Notification statuses). */
 export const NOTIFICATION_STATUS = {
   PENDING: 'PENDING',
   SENDING: 'SENDING',

@@ -24,7 +24,7 @@ export interface FiringContext {
 
 /**
  * The tasks area, as the scheduler sees it: creates one task in `queue` from the job's template and resolves when
- * the task has finished. The integrator binds this to the tasks area (see docs/notes/scheduler.md); while it is
+ * the task has finished. src/gateway/services.ts binds this to the tasks area; while it is
  * unbound, task targets fail with a clear error.
  */
 export interface TaskCreator {

@@ -59,7 +59,7 @@ const STATUS_DESCRIPTIONS: Record<NotificationStatus, string> = {
 };
 
 const NotificationStatusEnum = builder.enumType('NotificationStatus', {
-  description: 'Where a notification (one delivery unit) stands; allowed changes are in docs/notes/notifications.md.',
+  description: 'Where a notification (one delivery unit) stands; allowed changes are in docs/api.md (Notification statuses).',
   values: Object.fromEntries(NOTIFICATION_STATUSES.map((s) => [s, { description: STATUS_DESCRIPTIONS[s] }])) as Record<NotificationStatus, { description: string }>,
 });
 

@@ -22,7 +22,7 @@ const STATUS_MEANING: Partial<Record<SignatureStatus, string>> = {
 };
 
 const SignatureStatusEnum = builder.enumType('SignatureStatus', {
-  description: 'Verification status values of spec 7.2; docs/notes/signatures.md says which ones the verifier reaches.',
+  description: 'Verification status values of spec 7.2; docs/api.md (Verification statuses) says which ones the verifier reaches.',
   values: Object.fromEntries(
     SIGNATURE_STATUS_VALUES.map((v) => [v, { description: STATUS_MEANING[v] ?? `Spec 7.2 value ${v}.` }]),
   ) as Record<SignatureStatus, { description: string }>,

@@ -15,7 +15,7 @@ type Name = Signer['subject'];
 
 const headers = z.object({ 'x-request-id': z.string().max(256).optional() });
 
-/** CmsVerificationRequest (spec leaves its fields out; docs/notes/signatures.md). */
+/** CmsVerificationRequest (spec leaves its fields out; docs/decisions.md, CMS signature verification). */
 const cmsVerificationRequest = z.strictObject(restVerificationFields);
 
 const v2Input = z.object({
