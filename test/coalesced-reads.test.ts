@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coalescedRead } from '../src/db/coalesced-reads.js';
+import { coalescedRead, sharedRead } from '../src/db/coalesced-reads.js';
 
 // The rules of coalesced reads, with a reader that records its statements (the SQL of each user is tested against
 // Prisma's own reads on both databases in statements.test.ts).
@@ -96,5 +96,35 @@ describe('coalesced reads', () => {
     const [one, other] = [{}, {}];
     await Promise.all([readFrom(one, 'a'), readFrom(other, 'b'), readFrom(one, 'c')]);
     expect(statements).toEqual([['a', 'c'], ['b']]);
+  });
+
+  it('the same read asked in one turn runs once; a later turn runs it again; each reader gets its own answer', async () => {
+    const runs: string[] = [];
+    const db = {};
+    const page = sharedRead(async (_db: object, query: { prefix: string }) => {
+      runs.push(query.prefix);
+      return { items: [{ name: `${query.prefix}1` }], totalCount: 1 };
+    }, (query) => query.prefix);
+    const [a, b, c] = await Promise.all([page(db, { prefix: 'q' }), page(db, { prefix: 'q' }), page(db, { prefix: 'r' })]);
+    expect(runs).toEqual(['q', 'r']);
+    expect(a).toEqual(b);
+    expect(a).not.toBe(b);
+    expect(a.items[0]).not.toBe(b.items[0]);
+    expect(c.items[0]!.name).toBe('r1');
+    await page(db, { prefix: 'q' });
+    expect(runs).toEqual(['q', 'r', 'q']);
+  });
+
+  it('a shared read that fails fails for each of its readers, and the next turn reads again', async () => {
+    let fail = true;
+    const db = {};
+    const read = sharedRead(async () => {
+      if (fail) throw new Error('outage');
+      return 7;
+    }, () => 'k');
+    const answers = await Promise.allSettled([read(db, 0), read(db, 0)]);
+    expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    expect(await read(db, 0)).toBe(7);
   });
 });

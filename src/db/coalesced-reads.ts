@@ -68,3 +68,30 @@ export function coalescedRead<D extends object, K, R>(options: CoalescedReadOpti
 
 // DataLoader takes an Error instance in the answer array as that key's failure.
 const asError = (failed: unknown): Error => (failed instanceof Error ? failed : new Error(String(failed)));
+
+/**
+ * The same read (the same statement with the same parameters, told by `keyOf`) asked by several requests in one turn
+ * of the event loop runs once, for all of them: a list page with its count, which every caller of a list view asks
+ * alike. As with coalescedRead nothing is kept: the statement runs at the end of the turn, after every request that
+ * shares it asked, and a read asked later runs again. Each request past the first gets a copy of its own.
+ */
+export function sharedRead<D extends object, Q, R>(read: (db: D, query: Q) => Promise<R>, keyOf: (query: Q) => string): (db: D, query: Q) => Promise<R> {
+  const waiting = new WeakMap<D, Map<string, { answer: Promise<R>; readers: number }>>();
+  return (db, query) => {
+    let byKey = waiting.get(db);
+    if (!byKey) waiting.set(db, (byKey = new Map()));
+    const key = keyOf(query);
+    let shared = byKey.get(key);
+    if (!shared) {
+      const of = byKey;
+      const answer = new Promise<R>((resolve, reject) =>
+        endOfTurn(() => {
+          of.delete(key);
+          read(db, query).then(resolve, reject);
+        }),
+      );
+      of.set(key, (shared = { answer, readers: 0 }));
+    }
+    return shared.readers++ === 0 ? shared.answer : shared.answer.then(copyRow);
+  };
+}

@@ -7,6 +7,7 @@ import { givenColumns, insertQueues, MAX_QUEUES_PER_STATEMENT, type NewQueue } f
 import { groupCommitPer } from '../db/group-commit.js';
 import { countMatchingQueues, pageQueues, queuesOnPage } from '../db/sql/pageQueues.js';
 import { queueByName } from '../db/sql/queueRow.js';
+import { sharedRead } from '../db/coalesced-reads.js';
 import { readPage, type Page, type Window } from '../pagination.js';
 import type { QueueCreateInput, QueueFilter, QueueOrder, QueueStatusName, QueueUpdateInput } from './queue-rules.js';
 
@@ -22,12 +23,18 @@ export async function getQueue(db: PrismaClient, name: string): Promise<Queue> {
   return queue;
 }
 
+// Every caller of a list view asks the same page (its first, with its count): asked in one turn, it is read once.
+const queryKey = (query: object) => JSON.stringify(query);
+const sharedPage = sharedRead(pageQueues, queryKey);
+const sharedPageOnly = sharedRead(queuesOnPage, queryKey);
+const sharedCount = sharedRead(countMatchingQueues, queryKey);
+
 export async function findQueues(db: PrismaClient, filter: QueueFilter, order: QueueOrder, window: Window): Promise<Page<Queue>> {
   return readPage(
     window,
-    (skip, take) => queuesOnPage(db, { ...filter, order, skip, take }),
-    () => countMatchingQueues(db, filter),
-    (skip, take) => pageQueues(db, { ...filter, order, skip, take }),
+    (skip, take) => sharedPageOnly(db, { ...filter, order, skip, take }),
+    () => sharedCount(db, filter),
+    (skip, take) => sharedPage(db, { ...filter, order, skip, take }),
   );
 }
 
