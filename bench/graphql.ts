@@ -5,14 +5,15 @@
 // in its own process with a pg pool of 10: PostGraphile 5 (pinned devDependency, Amber preset), graphql-yoga with
 // hand-written resolvers over raw pg, bare node:http + pg, and the gateway as its Dockerfile runs it (compiled,
 // NODE_ENV=production; AUTH off, no workers), loaded through both of its doors, and a second gateway with AUTH=on
-// called with an API key under a rate limit raised so that it refuses nothing (issue 26: keyed >= 0.9x AUTH=off, the
-// price of the key check and of the rate limit's bookkeeping), and a third with tracing on, exporting every span to an
+// called with an API key (in `Authorization: Bearer`, and in X-Api-Key) under a rate limit raised so that it refuses
+// nothing (keyed >= 0.9x AUTH=off in every case, the price of the key check and of the rate limit's bookkeeping;
+// reads pick one of 1,000 rows per request and pass it as a variable), and a third with tracing on, exporting every span to an
 // OTLP receiver in this process (issue 26: traced >= 0.75x untraced), and a fourth with both at once, production's
-// shape (keyed + traced: still above PostGraphile in every case); the peers too run with NODE_ENV=production. Four
+// shape (keyed + traced: >= 1.5x PostGraphile in every case PostGraphile has); the peers too run with NODE_ENV=production. Four
 // cases: read one queue by name, list a page of 50 queues with the total count, read a person with their
 // organizations (nested), create a queue (write). Reads pick a random row per request; writes use a
-// new name per request, and the rows are counted afterwards. Then the Queue table grows to BENCH_BIG_QUEUES (60,000)
-// rows for two more cases: a page of 50 without the total (what a list view that never shows a count asks), and
+// new name per request, and the rows are counted afterwards. Then the Queue table grows to BENCH_BIG_QUEUES (70,000)
+// rows for three more cases: a page of 50 with the total (the count is most of it), a page of 50 without the total (what a list view that never shows a count asks), and
 // one-off documents (a queue's name written into each query's text, as many hand-written clients send it: one new
 // document per request, past every document cache), which the legacy door cannot send and is left out of.
 // Each case loads every target with the same autocannon settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 16 in all after
@@ -45,7 +46,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 16));
 const ONLY = process.env.BENCH_CASES?.split(',');
 const QUEUES = 1000;
-const BIG_QUEUES = Number(process.env.BENCH_BIG_QUEUES ?? 60_000);
+const BIG_QUEUES = Number(process.env.BENCH_BIG_QUEUES ?? 70_000);
 const PERSONS = 10_000;
 const ORGANIZATIONS = 200;
 const EMPLOYMENTS_PER_PERSON = 3;
@@ -54,9 +55,16 @@ const FIRST_ORGANIZATION = 7_000_000_000;
 
 type PlainDoor = 'bare node:http + pg' | 'graphql-yoga + raw pg' | 'PostGraphile 5' | 'gateway GraphQL' | 'gateway legacy';
 /** The gateway with AUTH=on, called with an API key, against the same door with AUTH=off. */
-type KeyedDoor = 'gateway GraphQL, AUTH=on + key' | 'gateway legacy, AUTH=on + key';
+type KeyedDoor = 'gateway GraphQL, AUTH=on + key' | 'gateway legacy, AUTH=on + key' | 'gateway GraphQL, AUTH=on + X-Api-Key' | 'gateway legacy, AUTH=on + X-Api-Key';
 type Door = PlainDoor | KeyedDoor | TracedDoor | ProductionDoor;
-const KEYED: Record<KeyedDoor, PlainDoor> = { 'gateway GraphQL, AUTH=on + key': 'gateway GraphQL', 'gateway legacy, AUTH=on + key': 'gateway legacy' };
+const KEYED: Record<KeyedDoor, PlainDoor> = {
+  'gateway GraphQL, AUTH=on + key': 'gateway GraphQL',
+  'gateway legacy, AUTH=on + key': 'gateway legacy',
+  'gateway GraphQL, AUTH=on + X-Api-Key': 'gateway GraphQL',
+  'gateway legacy, AUTH=on + X-Api-Key': 'gateway legacy',
+};
+/** The keyed doors that send their key in X-Api-Key; the others send `Authorization: Bearer`. */
+const sendsApiKeyHeader = (door: Door) => door.endsWith('X-Api-Key');
 /** The gateway with tracing on, exporting every span to an OTLP receiver on loopback, against the same door untraced. */
 type TracedDoor = 'gateway GraphQL, tracing on' | 'gateway legacy, tracing on';
 const TRACED: Record<TracedDoor, PlainDoor> = { 'gateway GraphQL, tracing on': 'gateway GraphQL', 'gateway legacy, tracing on': 'gateway legacy' };
@@ -118,7 +126,8 @@ function callerOf(bench: BenchCase, door: Door): Caller | undefined {
   if (!plain || !sendsKey(door)) return plain;
   return (pick) => {
     const call = plain(pick);
-    return { ...call, request: { ...call.request, headers: { ...call.request.headers, authorization: `Bearer ${benchKey}` } } };
+    const credential: Record<string, string> = sendsApiKeyHeader(door) ? { 'x-api-key': benchKey } : { authorization: `Bearer ${benchKey}` };
+    return { ...call, request: { ...call.request, headers: { ...call.request.headers, ...credential } } };
   };
 }
 
@@ -182,6 +191,18 @@ const CASES: BenchCase[] = [
         graphql(`mutation($name: String!) { createQueue(input: { queue: { name: $name, rate: 3, labels: ["bench"] } }) { queue { ${QUEUE} } } }`, { name }, name),
       'gateway GraphQL': (name) => graphql(`mutation($name: String!) { createQueue(input: { name: $name, rate: 3, labels: ["bench"] }) { ${QUEUE} } }`, { name }, name),
       'gateway legacy': (name) => rpc('/createQueue', { name, rate: 3, labels: ['bench'] }, name),
+    },
+  },
+  {
+    name: `list: a page of 50 of ${BIG_QUEUES} queues + total`,
+    pick: () => queueName(50),
+    prepare: growQueues,
+    callers: {
+      'bare node:http + pg': (last) => rpc('/listQueues', { pageSize: 50, pageNumber: 0 }, last),
+      'graphql-yoga + raw pg': (last) => graphql(`{ queues(first: 50) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'PostGraphile 5': (last) => graphql(`{ allQueues(first: 50, orderBy: NAME_ASC) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'gateway GraphQL': (last) => graphql(`{ queues(first: 50, orderBy: NAME_ASC) { totalCount nodes { ${QUEUE} } } }`, {}, last),
+      'gateway legacy': (last) => rpc('/listQueues', { pageSize: 50, pageNumber: 0 }, last),
     },
   },
   {
@@ -450,14 +471,15 @@ async function main(): Promise<void> {
     // Both prices at once: no goal of its own beyond the two above (0.9 x 0.75), and the one every door keeps, above
     // PostGraphile in every case.
     variantGoal('keyed + traced (production\'s shape) >= 0.675x the same door plain (both goals above at once)', PRODUCTION, 'plain', 0.9 * 0.75);
-    console.log('goal: keyed + traced (production\'s shape) >= 1.0x the case\'s peer');
+    console.log('goal: keyed + traced (production\'s shape) >= 1.5x PostGraphile 5 where it has the case, else >= 1.0x the case\'s peer');
     for (const bench of CASES) {
       const peer = bench.goalPeer ?? BASELINE;
       const base = rows.find((r) => r.bench === bench.name && r.door === peer)?.requestsPerSecond;
       for (const door of Object.keys(PRODUCTION) as ProductionDoor[]) {
         const rate = rows.find((r) => r.bench === bench.name && r.door === door)?.requestsPerSecond;
         if (base === undefined || rate === undefined) continue;
-        console.log(`  ${bench.name.padEnd(48)} ${door.padEnd(32)} ${(rate / base).toFixed(2)}x ${peer}  ${rate >= base ? 'met' : 'NOT met'}`);
+        const minimum = peer === BASELINE ? 1.5 : 1.0;
+        console.log(`  ${bench.name.padEnd(48)} ${door.padEnd(32)} ${(rate / base).toFixed(2)}x ${peer}  ${rate >= minimum * base ? 'met' : 'NOT met'}`);
       }
     }
   } finally {
