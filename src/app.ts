@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { AppServices } from './services.js';
 import { createLogger, type Logger } from './log.js';
-import { untilDeadline } from './runtime/deadline.js';
+import { untilDeadline } from './kit/deadline.js';
 import { createReadiness } from './runtime/readiness.js';
 import type { Tracing } from './telemetry/tracing.js';
 import { startServices } from './gateway/services.js';

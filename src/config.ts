@@ -1,14 +1,20 @@
 import { z } from 'zod';
 import { toFieldIssues } from './validation.js';
 import { parseOrigins } from './http/browser-policy.js';
+import { isLoopbackHost } from './http/loopback.js';
 import { OutboundPolicy } from './http/outbound-policy.js';
-import { DEFAULT_PREPARED_STATEMENTS } from './db/prepared-statements.js';
-import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from './db/disk-guard.js';
-import { parseManifestPaths, parseTrustedDocumentsPolicy } from './pipeline/trusted-documents.js';
-import { ASYMMETRIC_ALGORITHMS, DEFAULT_TOKEN_ALGORITHMS } from './access/token-rules.js';
-import { DEFAULT_RETRY_SCHEDULE, retryScheduleText } from './notifications/retry-schedule.js';
+import { parseManifestPaths, parseTrustedDocumentsPolicy } from './kit/trusted-documents-policy.js';
+import { ASYMMETRIC_ALGORITHMS, DEFAULT_TOKEN_ALGORITHMS } from './kit/token-rules.js';
+import { DEFAULT_RETRY_SCHEDULE, retryScheduleText } from './kit/retry-schedule.js';
 
 // Every environment variable the gateway reads, parsed and validated here and nowhere else.
+
+/** Statement texts a process prepares by name unless configured (PostGraphile 5 keeps up to 100 per connection). */
+export const DEFAULT_PREPARED_STATEMENTS = 256;
+
+/** Default of EMBEDDED_MIN_FREE_BYTES: a WAL segment (16 MiB), a checkpoint's and a start's writes, and room for what is written between two readings. */
+export const DEFAULT_EMBEDDED_MIN_FREE_BYTES = 64 * 1024 * 1024;
+
 const bool = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -205,11 +211,6 @@ const QUERY_TIMEOUT_MARGIN_MS = 5000;
 /** The client-side statement deadline when there is no statement_timeout to follow. */
 const DEFAULT_QUERY_TIMEOUT_MS = 20_000;
 
-const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|\[::1\]|localhost)$/i;
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.test(host);
-}
 
 /** Every variable the gateway reads (docs/configuration.md documents each; a test checks). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);

@@ -8,11 +8,11 @@ import type { JobExecutor } from './scheduler/executor.js';
 import type { KeyVerifier } from './access/api-keys.js';
 import type { TokenVerifier } from './access/bearer-tokens.js';
 import type { RateLimiter } from './access/rate-limit.js';
-import type { GatewayMetrics } from './runtime/metrics.js';
-import type { LoopRegistry } from './runtime/supervised-loop.js';
+import type { GatewayMetrics } from './kit/metrics.js';
+import type { LoopRegistry } from './kit/supervised-loop.js';
 import type { Logger } from './log.js';
 import type { OutboundPolicy } from './http/outbound-policy.js';
-import type { SubscriptionRegistry } from './runtime/subscription-registry.js';
+import type { SubscriptionRegistry } from './events/subscription-registry.js';
 import type { CredentialWatch } from './access/credential-watch.js';
 
 /** What every resolver, REST route and worker of one process shares (the GraphQL context adds the caller). */

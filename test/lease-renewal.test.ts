@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { startLeaseRenewal } from '../src/runtime/lease-renewal.js';
-import { createLoopRegistry } from '../src/runtime/supervised-loop.js';
+import { createLoopRegistry } from '../src/kit/supervised-loop.js';
 
 // A lease is reported lost only when it was: a row settled while its renewal ran is not renewed, and that is no loss.
 

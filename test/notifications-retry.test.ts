@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { backoffAfter } from '../src/tasks/task-rules.js';
-import { formatDuration, parseDuration } from '../src/notifications/retry-schedule.js';
+import { formatDuration, parseDuration } from '../src/kit/retry-schedule.js';
 import { DATABASES } from './helpers/databases.js';
 import { gql, post, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { freePort } from './helpers/ports.js';

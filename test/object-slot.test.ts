@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectSlot } from '../src/runtime/object-slot.js';
+import { objectSlot } from '../src/kit/object-slot.js';
 
 describe('objectSlot', () => {
   it('keeps a value per object, each slot its own', () => {

@@ -12,7 +12,7 @@ import { eventually } from './helpers/sink.js';
 import { watchSubscriptions } from './helpers/subscriptions.js';
 import { httpRequestText } from './helpers/transports.js';
 
-// The bounds of open subscriptions (src/runtime/subscription-registry.ts) on a real gateway, over real graphql-ws and
+// The bounds of open subscriptions (src/events/subscription-registry.ts) on a real gateway, over real graphql-ws and
 // SSE clients: a client that stops reading is dropped and the others keep receiving; an API key holds at most
 // MAX_SUBSCRIPTIONS_PER_KEY open subscriptions on both transports together; each subscription logs one line when it
 // starts and one when it ends, and /metrics shows the open ones per transport.

@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../src/runtime/backoff.js';
-import { createLoopRegistry, superviseLoop, type LoopState } from '../src/runtime/supervised-loop.js';
-import { settleUntilLanded } from '../src/runtime/settle-retry.js';
+import { backoffDelay } from '../src/kit/backoff.js';
+import { createLoopRegistry, superviseLoop, type LoopState } from '../src/kit/supervised-loop.js';
+import { settleUntilLanded } from '../src/kit/settle-retry.js';
 import { sleep } from './helpers/sink.js';
 
 // The one loop every worker runs on, with real timers: it never gives up, backs off with jitter up to its cap,

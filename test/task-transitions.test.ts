@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { TASK_END_STATUSES, TASK_STATUSES, TASK_TRANSITIONS } from '../src/tasks/task-rules.js';
+import { TASK_END_STATUSES, TASK_STATUSES, TASK_TRANSITIONS } from '../src/db/task-transitions.js';
 
 // docs/decisions.md carries the task transition table for readers; the code enforces TASK_TRANSITIONS. They must agree.
 

@@ -1,3 +1,4 @@
+import type { CallerKind } from '../kit/trusted-documents-policy.js';
 import type { KeyVerifier } from './api-keys.js';
 import type { TokenVerifier } from './bearer-tokens.js';
 import { isApiKeyForm, presentedKey, type Principal } from './principal.js';
@@ -8,8 +9,6 @@ import { bearerChallenge } from './bearer-challenge.js';
 // is told apart by its `gw_` form and checked as it always was; anything else in `Authorization: Bearer` is a token
 // of the OpenID provider (when OIDC_ISSUER is set). A token in the query string (`access_token`, RFC 6750 2.3) is
 // never read: URLs end up in access logs, proxies and browser history, so such a request is refused whole.
-
-export type CallerKind = 'key' | 'token' | 'anonymous';
 
 /** Why a request has no caller: the message of its 401 and the WWW-Authenticate value that goes with it. */
 export interface Unauthenticated {

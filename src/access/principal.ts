@@ -24,12 +24,6 @@ export interface Principal {
   expiresAt: number | null;
 }
 
-/**
- * How a caller proved who it is: an API key (`gw_…`), a bearer token from an OpenID provider, or nothing (possible
- * only with AUTH=off). Rules that differ by the kind of caller (trusted documents) read it, never the header's form.
- */
-export const CALLER_KINDS = ['key', 'token', 'anonymous'] as const;
-export type CallerKind = (typeof CALLER_KINDS)[number];
 
 /** What a context must carry for the checks below (GraphQLContext does). */
 export interface AccessContext {

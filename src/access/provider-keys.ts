@@ -1,7 +1,7 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log.js';
-import { isLoopbackHost } from '../config.js';
+import { isLoopbackHost } from '../http/loopback.js';
 import { ServiceUnavailableError } from '../errors.js';
 
 // The OpenID provider's signing keys, as the gateway holds them: found through the discovery document of OIDC_ISSUER,

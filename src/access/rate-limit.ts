@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Logger } from '../log.js';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { createRateBucket } from '../db/sql/createRateBucket.js';
 import { returnRateTokens } from '../db/sql/returnRateTokens.js';

@@ -1,5 +1,5 @@
 import { SCOPES, type Scope } from '../identity/scopes.js';
-import { claimAt, claimPath } from './token-rules.js';
+import { claimAt, claimPath } from '../kit/token-rules.js';
 import type { Principal } from './principal.js';
 
 // A verified token's claims become the caller (docs/security.md, "Bearer tokens"): its gateway scopes, the personal-data

@@ -27,7 +27,7 @@ export const COMMANDS: readonly CliCommand[] = [
       const log = createLogger(config.LOG_LEVEL);
       const tracing = tracingEnabled() ? (await import('../telemetry/tracing.js')).startTracing(log) : undefined;
       const { startGateway } = await import('../app.js');
-      const { registerShutdown } = await import('../runtime/shutdown.js');
+      const { registerShutdown } = await import('./shutdown.js');
       const gateway = await startGateway(config, { log, tracing });
       registerShutdown(gateway, gateway.services.config.SHUTDOWN_GRACE_MS);
     },
@@ -124,7 +124,7 @@ export const COMMANDS: readonly CliCommand[] = [
     ],
     env: DATABASE_ENV,
     async run({ values }) {
-      const { createKey } = await import('../access/keys-cli.js');
+      const { createKey } = await import('./keys-command.js');
       await createKey(loadConfig(), { name: values.name!, scopes: values.scopes!, system: values.system });
     },
   },
@@ -134,7 +134,7 @@ export const COMMANDS: readonly CliCommand[] = [
     summary: 'List the API keys, one a line: id, prefix, name, scopes, system, created, state (never the key itself).',
     env: DATABASE_ENV,
     async run() {
-      const { listKeys } = await import('../access/keys-cli.js');
+      const { listKeys } = await import('./keys-command.js');
       await listKeys(loadConfig(), npmForm(commandNamed('keys create'), ['--name', '<name>', '--scopes', '<scope,scope>']));
     },
   },
@@ -145,7 +145,7 @@ export const COMMANDS: readonly CliCommand[] = [
     args: [{ name: 'id or prefix', description: "the key's id, or its 12-hex prefix (the part after gw_)" }],
     env: DATABASE_ENV,
     async run({ positionals }) {
-      const { revokeKey } = await import('../access/keys-cli.js');
+      const { revokeKey } = await import('./keys-command.js');
       await revokeKey(loadConfig(), positionals[0]!);
     },
   },

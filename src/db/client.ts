@@ -8,14 +8,14 @@ import pg from 'pg';
 import { registerPool } from './statements.js';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client.js';
-import type { Config } from '../config.js';
-import { DEFAULT_PREPARED_STATEMENTS, preparedStatementNames } from './prepared-statements.js';
+import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, DEFAULT_PREPARED_STATEMENTS, type Config } from '../config.js';
+import { preparedStatementNames } from './prepared-statements.js';
 import { startPgListener, type Listener, type ListenerHandlers } from './listener.js';
-import { DEFAULT_EMBEDDED_MIN_FREE_BYTES, createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
+import { createDiskGuard, formatBytes, freeBytesOf, guardedAdapterFactory, type DiskGuard } from './disk-guard.js';
 import { StartupError } from './startup-error.js';
 import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
 import { watchPooledConnections } from './connection-deadline.js';
-import { untilDeadline } from '../runtime/deadline.js';
+import { untilDeadline } from '../kit/deadline.js';
 import type { Logger } from '../log.js';
 
 export type Prisma = PrismaClient;

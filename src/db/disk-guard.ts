@@ -1,3 +1,4 @@
+import { DEFAULT_EMBEDDED_MIN_FREE_BYTES } from '../config.js';
 import { statfsSync } from 'node:fs';
 import { DriverAdapterError, type SqlDriverAdapter, type SqlMigrationAwareDriverAdapterFactory, type SqlQuery, type Transaction } from '@prisma/driver-adapter-utils';
 import type { Logger } from '../log.js';
@@ -9,8 +10,6 @@ import type { Logger } from '../log.js';
 // comes back, writes are taken again. If something else fills the disk anyway, what the database then says is
 // turned into the same 503 (docs/decisions.md, Database faults).
 
-/** Default of EMBEDDED_MIN_FREE_BYTES: a WAL segment (16 MiB), a checkpoint's and a start's writes, and room for what is written between two readings. */
-export const DEFAULT_EMBEDDED_MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 /** SQLSTATE disk_full: the database itself could not extend a file. */
 export const DISK_FULL_SQLSTATE = '53100';

@@ -1,6 +1,6 @@
 import { DiskFullError, ServiceUnavailableError } from '../errors.js';
 import { isDatabaseUnavailable, unavailableError } from './errors.js';
-import { DEADLINE_PASSED_UNWRITTEN, deadlineLeft } from '../runtime/request-deadline.js';
+import { DEADLINE_PASSED_UNWRITTEN, deadlineLeft } from '../kit/request-deadline.js';
 
 /**
  * Group commit of announcing writes. Every NOTIFY serializes its transaction's commit with every other notifying
@@ -13,7 +13,7 @@ import { DEADLINE_PASSED_UNWRITTEN, deadlineLeft } from '../runtime/request-dead
  * is never another's. One whose connection was lost (or that never got one) is not: it may have committed before its
  * reply was lost, and a retry would find its own rows and refuse them (a name taken); every item is answered
  * SERVICE_UNAVAILABLE, saying the outcome is unknown. An item still waiting for its statement when its request's
- * deadline passes (src/runtime/request-deadline.ts) leaves the queue unwritten, and a queue already holding
+ * deadline passes (src/kit/request-deadline.ts) leaves the queue unwritten, and a queue already holding
  * `maxWaiting` items refuses more: while the database does not answer, memory in flight stays bounded.
  */
 export interface GroupCommitOptions<I, O> {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { backoffDelay, type BackoffPolicy } from '../runtime/backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../kit/backoff.js';
 
 // The LISTEN connection of a PostgreSQL-backed process. Pooled connections cannot hold a LISTEN, so it is a
 // connection of its own, and it is the one place where a database restart would silently cut the process off from

@@ -1,5 +1,4 @@
-/** Statement texts a process prepares by name unless configured (PostGraphile 5 keeps up to 100 per connection). */
-export const DEFAULT_PREPARED_STATEMENTS = 256;
+import { DEFAULT_PREPARED_STATEMENTS } from '../config.js';
 
 /**
  * Names for the statements Prisma sends to PostgreSQL, so that each pooled connection parses and plans a statement

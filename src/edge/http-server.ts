@@ -20,7 +20,7 @@ import { startWsServer } from './ws.js';
 import { useHealth } from './plugins/use-health.js';
 import { useLegacyRoutes } from './plugins/use-legacy-routes.js';
 import { usePipeline } from './plugins/use-pipeline.js';
-import { eventStreamOutput } from '../runtime/subscription-registry.js';
+import { eventStreamOutput } from '../events/subscription-registry.js';
 import { useKeyFirst } from './plugins/use-key-first.js';
 import { useRequestContext } from './plugins/use-request-context.js';
 import { useMetricsEndpoint } from './plugins/use-metrics-endpoint.js';

@@ -17,7 +17,7 @@ import type { Observer } from '../pipeline/observe.js';
 import { REQUEST_ID_HEADER, type CallerContext, type Digest, type RequestContext, type RequestHeaders } from '../pipeline/request-context.js';
 import type { CallerIdentifier, CallerIdentity, Unauthenticated } from '../access/caller.js';
 import { EXPIRED_TOKEN } from '../access/credential-watch.js';
-import { webSocketOutput, type SubscriberConnection } from '../runtime/subscription-registry.js';
+import { webSocketOutput, type SubscriberConnection } from '../events/subscription-registry.js';
 
 // GraphQL over WebSocket (graphql-transport-ws) on the HTTP server's /graphql. The caller is settled at
 // connection_init, from its payload or else the upgrade request's headers: the API key or bearer token (checked:
@@ -201,7 +201,7 @@ export function startWsServer({ server, pipeline, services, identifier, digest, 
           transport: 'ws',
           headers: connection.headers,
           caller,
-          // The socket's subscriptions share one bound on what waits for its client (src/runtime/subscription-registry.ts).
+          // The socket's subscriptions share one bound on what waits for its client (src/events/subscription-registry.ts).
           subscriber: () => (ctx.extra.subscriber ??= subscriptions.connect(webSocketOutput(ctx.extra.socket))),
         });
         const handled = await pipeline.handle(payload as GraphQLParams, context);

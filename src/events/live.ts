@@ -1,6 +1,6 @@
 import type { BusSignal, EventBus, EventTopic } from './bus.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { backoffDelay } from '../runtime/backoff.js';
+import { backoffDelay } from '../kit/backoff.js';
 
 // Subscriptions follow one key of a topic through a feed: one per key (and variant) in a process, whatever the number
 // of subscribers and their transport. The feed takes the key's signals from the event bus and does the reading once

@@ -17,11 +17,11 @@ import { createCredentialWatch } from '../access/credential-watch.js';
 import { createTokenVerifier, type TokenSettings } from '../access/bearer-tokens.js';
 import { createRateLimiter } from '../access/rate-limit.js';
 import { createMetrics } from '../runtime/metrics.js';
-import { createLoopRegistry } from '../runtime/supervised-loop.js';
-import { faultBackoff } from '../runtime/backoff.js';
-import { untilDeadline } from '../runtime/deadline.js';
+import { createLoopRegistry } from '../kit/supervised-loop.js';
+import { faultBackoff } from '../kit/backoff.js';
+import { untilDeadline } from '../kit/deadline.js';
 import { OutboundPolicy } from '../http/outbound-policy.js';
-import { createSubscriptionRegistry } from '../runtime/subscription-registry.js';
+import { createSubscriptionRegistry } from '../events/subscription-registry.js';
 import { measureClockOffset } from '../db/clock.js';
 import { reportClockOffset } from '../runtime/clock-check.js';
 

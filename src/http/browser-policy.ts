@@ -1,14 +1,9 @@
+import { isLoopbackHostHeader } from './loopback.js';
+
 // What a web page may make the gateway do. A browser attaches an Origin to cross-origin requests and can send
 // "simple" requests (text/plain, form-encoded or multipart bodies; GET) without asking first, and DNS rebinding can
 // point a hostile name at 127.0.0.1. So: no cross-origin access unless CORS_ORIGINS names the origin; write doors
-// take JSON only; and with AUTH=off (which is loopback-only) the Host must be a loopback name.
-
-const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
-
-/** Whether a Host header names this machine's loopback interface (with any port). */
-export function isLoopbackHostHeader(host: string | null | undefined): boolean {
-  return typeof host === 'string' && LOOPBACK_HOST.test(host);
-}
+// take JSON only; and with AUTH=off (which is loopback-only) the Host must be a loopback name (src/http/loopback.ts).
 
 /** `https://app.example` style origins: scheme, host and port only. Throws naming a bad one. */
 export function parseOrigins(list: string): string[] {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { builtOncePerLimits } from '../validation.js';
-import { objectSlot } from '../runtime/object-slot.js';
+import { objectSlot } from '../kit/object-slot.js';
 
 // Every rule about what a sending request (spec 4.5) and a stub query (spec 4.6) may hold. The REST input
 // schemas (src/api/legacy/notifications.routes.ts, src/api/legacy/stubs.routes.ts) and the GraphQL resolvers both use these.

@@ -4,7 +4,7 @@ import type { Principal } from '../access/principal.js';
 import { insufficientScope } from '../access/bearer-challenge.js';
 import { CALLER_REQUIRED, QUERY_TOKEN_PARAMETER, type Unauthenticated } from '../access/caller.js';
 import { mayRun, scopeOf, servesOwnRecords } from '../access/field-scopes.js';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { callerHeaderMessage } from '../http/caller-headers.js';
 import { operationShape, refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
@@ -17,7 +17,7 @@ import type { CallerRefusal } from './request-context.js';
 //
 // A root field that also declares `ownRecords: true` (the identity reads) may be run without its scope by a caller
 // bound to a person (a token with OIDC_PERSON_CLAIM): its resolver then serves that person's own records only
-// (src/identity/own-records.ts).
+// (src/access/own-records.ts).
 
 /** Whether the request's URL carries a token (RFC 6750 2.3), which is refused rather than read. */
 export function urlCarriesToken(url: string): boolean {

@@ -1,8 +1,8 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import { withDeadline } from '../runtime/request-deadline.js';
+import { withDeadline } from '../kit/request-deadline.js';
 import { ServiceUnavailableError } from '../errors.js';
 
-// Queries and mutations answer by REQUEST_DEADLINE_MS at the latest, whatever they wait on (src/runtime/request-deadline.ts).
+// Queries and mutations answer by REQUEST_DEADLINE_MS at the latest, whatever they wait on (src/kit/request-deadline.ts).
 // Subscriptions are not operations with an end: their reads have their own retry (src/events/live.ts).
 
 /** `run()` within `deadlineMs`; past it, an answer whose one error is SERVICE_UNAVAILABLE (masked as any error is). */

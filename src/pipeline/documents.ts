@@ -1,7 +1,7 @@
 import { parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { createGraphQLError } from '@graphql-tools/utils';
 import { LRUCache } from 'lru-cache';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { sourceNesting } from './query-limits.js';
 
 // The one cache of documents, by their text: parsed once, validated once. What depends on a document and its

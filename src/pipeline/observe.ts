@@ -1,6 +1,6 @@
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Logger } from '../log.js';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { operationShape } from './operation.js';
 import { REQUEST_ID_HEADER, type RequestContext } from './request-context.js';
 

@@ -1,7 +1,7 @@
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { normalizedExecutor } from '@graphql-tools/executor';
 import { createGraphQLError, isAsyncIterable } from '@graphql-tools/utils';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { callerRefusalError, unauthenticatedRefusal } from './access.js';
 import { answersWithStatus, type CallerContext, type RequestContext } from './request-context.js';
 import { executeCompiled } from './compiled.js';
@@ -13,7 +13,7 @@ import type { Documents } from './documents.js';
 import type { Principal } from '../access/principal.js';
 import type { CredentialWatch } from '../access/credential-watch.js';
 import { bearerChallenge, insufficientScope } from '../access/bearer-challenge.js';
-import type { SubscriberConnection, SubscriptionRegistry } from '../runtime/subscription-registry.js';
+import type { SubscriberConnection, SubscriptionRegistry } from '../events/subscription-registry.js';
 import { namedDocument, operationNameRefusal, type GraphQLParams } from './params.js';
 import { documentNotFound, documentRequired, type TrustedDocuments } from './trusted-documents.js';
 
@@ -45,7 +45,7 @@ export interface PipelineParts {
   /** Counts a subscription that started. */
   subscribed(args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null | undefined }): void;
   metrics?: GatewayMetrics | undefined;
-  /** Open subscriptions: the per-key cap, the bound on a slow client, their access lines (src/runtime/subscription-registry.ts). */
+  /** Open subscriptions: the per-key cap, the bound on a slow client, their access lines (src/events/subscription-registry.ts). */
   subscriptions?: SubscriptionRegistry | undefined;
   /** Ends what a credential opened when it stops being valid (src/access/credential-watch.ts). */
   credentials?: CredentialWatch | undefined;

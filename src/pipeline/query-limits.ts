@@ -1,5 +1,5 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { operationCache, operationSize, sizeVariables, refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 

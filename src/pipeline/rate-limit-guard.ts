@@ -1,7 +1,7 @@
 import type { RateLimiter } from '../access/rate-limit.js';
 import type { GraphQLContext } from '../schema/context.js';
 import type { Principal } from '../access/principal.js';
-import type { GatewayMetrics } from '../runtime/metrics.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import { refusal } from './operation.js';
 import type { OperationGuard } from './guards.js';
 

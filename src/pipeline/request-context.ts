@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldIssue } from '../errors.js';
 import type { Logger } from '../log.js';
-import { CALLER_REQUIRED, type CallerIdentifier, type CallerIdentity, type CallerKind, type Unauthenticated } from '../access/caller.js';
-import type { GatewayMetrics } from '../runtime/metrics.js';
-import type { SubscriberConnection } from '../runtime/subscription-registry.js';
+import { CALLER_REQUIRED, type CallerIdentifier, type CallerIdentity, type Unauthenticated } from '../access/caller.js';
+import type { CallerKind } from '../kit/trusted-documents-policy.js';
+import type { GatewayMetrics } from '../kit/metrics.js';
+import type { SubscriberConnection } from '../events/subscription-registry.js';
 import type { GraphQLContext } from '../schema/context.js';
 
 // A request digested once, by the edge that received it (the node:http front door for HTTP, Yoga's adapter reading

@@ -2,7 +2,7 @@ import { createSourceEventStream, type DocumentNode, type ExecutionArgs, type Ex
 import { buildExecutionContext, execute } from '@graphql-tools/executor';
 import { createGraphQLError, isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import type { Principal } from '../access/principal.js';
-import { objectSlot } from '../runtime/object-slot.js';
+import { objectSlot } from '../kit/object-slot.js';
 
 // A subscription's events are shared by everyone who follows the same key (src/events/live.ts hands every follower
 // of a feed the same state object). What each subscriber makes of an event is its own execution of its selection

@@ -1,5 +1,5 @@
 import { isObjectType, type GraphQLField, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
-import { objectSlot } from '../runtime/object-slot.js';
+import { objectSlot } from '../kit/object-slot.js';
 
 // Pothos' Prisma plugin finds what a parent's query preloaded for a field by the identity of the response path
 // objects in resolve info: graphql-js shares the path of a parent field with its children, graphql-jit builds a new

@@ -2,46 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { createGraphQLError } from '@graphql-tools/utils';
-import { CALLER_KINDS, type CallerKind } from '../access/principal.js';
+import type { CallerKind, TrustedDocumentsPolicy } from '../kit/trusted-documents-policy.js';
 
 // Trusted (persisted) documents: the manifests a front end's build wrote (codegen's client preset with
 // `persistedDocuments: true` writes persisted-documents.json, an object of document id -> document text, the id
 // `sha256:<hex of the text>` as in GraphQL over HTTP's persisted documents appendix), loaded once at start-up. A
 // request names a listed document by its id (`documentId`) instead of sending its text; TRUSTED_DOCUMENTS says which
 // kinds of caller may send text at all. The pipeline's document step (src/pipeline/pipeline.ts) asks both.
-
-/** The kinds of caller that may run listed documents only (TRUSTED_DOCUMENTS). */
-export type TrustedDocumentsPolicy = ReadonlySet<CallerKind>;
-
-/**
- * TRUSTED_DOCUMENTS: `token` (the default: callers with an OpenID token run listed documents only), `all`, `off`, or a
- * comma-separated list of caller kinds (`token,anonymous`).
- */
-export function parseTrustedDocumentsPolicy(value: string): TrustedDocumentsPolicy {
-  const words = value
-    .split(',')
-    .map((w) => w.trim().toLowerCase())
-    .filter(Boolean);
-  if (words.length === 1 && words[0] === 'off') return new Set();
-  if (words.length === 1 && words[0] === 'all') return new Set(CALLER_KINDS);
-  const kinds = new Set<CallerKind>();
-  for (const word of words) {
-    if (!(CALLER_KINDS as readonly string[]).includes(word)) {
-      throw new Error(`"${word}" is not a kind of caller; use off, all, or a comma-separated list of ${CALLER_KINDS.join(', ')}`);
-    }
-    kinds.add(word as CallerKind);
-  }
-  if (kinds.size === 0) throw new Error(`must be off, all, or a comma-separated list of ${CALLER_KINDS.join(', ')}`);
-  return kinds;
-}
-
-/** TRUSTED_DOCUMENTS_MANIFESTS: comma-separated file paths. */
-export function parseManifestPaths(value: string): readonly string[] {
-  return value
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean);
-}
 
 export interface TrustedDocuments {
   /** The text of a listed document, by its id; undefined when no manifest lists it. */

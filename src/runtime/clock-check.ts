@@ -2,7 +2,7 @@ import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import { measureClockOffset } from '../db/clock.js';
 import type { Worker } from './types.js';
-import { loopLimits, superviseLoop } from './supervised-loop.js';
+import { loopLimits, superviseLoop } from '../kit/supervised-loop.js';
 
 // How far this process's clock is from the database's, measured every CLOCK_CHECK_MS on a supervised loop (the first
 // measurement is made at start-up, before anything is served: src/gateway/services.ts). Decisions do not depend on it

@@ -5,7 +5,7 @@ import { fireDueJobs } from '../scheduler/firing.js';
 import { reapJobInstances } from '../db/sql/reapJobInstances.js';
 import type { JobExecutor } from '../scheduler/executor.js';
 import type { Worker } from './types.js';
-import { loopLimits, superviseLoop } from './supervised-loop.js';
+import { loopLimits, superviseLoop } from '../kit/supervised-loop.js';
 
 // The cron scheduler of one process, two supervised loops: `cron` fires due jobs (claimed in batches), hands the
 // instances to the executor and sleeps until the earliest nextRunTime (at most SCHEDULER_MAX_SLEEP_MS; a change to

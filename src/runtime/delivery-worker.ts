@@ -11,9 +11,9 @@ import type { AppServices } from '../services.js';
 import type { Logger } from '../log.js';
 import type { Worker } from './types.js';
 import { startLeaseRenewal } from './lease-renewal.js';
-import { loopLimits, superviseLoop } from './supervised-loop.js';
-import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
-import { untilDeadline } from './deadline.js';
+import { loopLimits, superviseLoop } from '../kit/supervised-loop.js';
+import { createSettleRetry, settleUntilLanded } from '../kit/settle-retry.js';
+import { untilDeadline } from '../kit/deadline.js';
 
 // The delivery worker, on a supervised loop: each round claims as many units as it has free slots (DELIVERY_BATCH at
 // once; one SQL statement, SKIP LOCKED, leased) and starts them without waiting: deliver through the channel adapter

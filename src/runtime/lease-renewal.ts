@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { superviseLoop, type LoopLimits, type LoopRegistry, type SupervisedLoop } from './supervised-loop.js';
+import { superviseLoop, type LoopLimits, type LoopRegistry, type SupervisedLoop } from '../kit/supervised-loop.js';
 
 // While a worker holds leased rows (tasks running, notifications being sent or waiting to settle), it extends their
 // leases every third of the lease, so a slow attempt is never taken over by another process; only a dead process

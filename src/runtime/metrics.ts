@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GatewayMetrics } from '../kit/metrics.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
@@ -6,34 +7,13 @@ import { pendingRetries } from '../db/sql/pendingRetries.js';
 import type { Logger } from '../log.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { observeGroupCommits } from '../db/group-commit.js';
-import type { LoopRegistry, LoopState } from './supervised-loop.js';
+import type { LoopRegistry, LoopState } from '../kit/supervised-loop.js';
 import { clockOffsetOf } from '../db/clock.js';
 
 // Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
 // Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
 // left empty while it cannot be reached: the scrape still answers, with the process metrics).
 
-export interface GatewayMetrics {
-  readonly registry: Registry;
-  readonly httpRequests: Counter<'method' | 'path' | 'status'>;
-  readonly httpDuration: Histogram<'method' | 'path'>;
-  /** One count per root field of each executed operation; `outcome` is ok or the error code. */
-  readonly operations: Counter<'type' | 'field' | 'outcome'>;
-  /** graphql-ws operations, as gateway_http_requests_total counts HTTP requests. */
-  readonly wsOperations: Counter<'type' | 'outcome'>;
-  readonly operationDuration: Histogram<'type' | 'field'>;
-  readonly rejected: Counter<'reason'>;
-  /** 1 while API keys are rate-limited per process because the database bucket cannot be written. */
-  readonly rateLimitDegraded: Gauge;
-  /** Operations whose rate limit was decided per process, by why (read_only, unavailable, error). */
-  readonly rateLimitLocal: Counter<'reason'>;
-  /** For the delivery worker: one count per delivery attempt. */
-  readonly deliveries: Counter<'channel' | 'outcome'>;
-  /** Subscriptions open now, by transport (graphql-ws, sse); src/runtime/subscription-registry.ts. */
-  readonly subscriptionsOpen: Gauge<'transport'>;
-  /** Sockets and streams ended because their credential stopped being valid, by why (revoked, expired). */
-  readonly credentialEnds: Counter<'why'>;
-}
 
 const LOOP_STATES: readonly LoopState[] = ['idle', 'running', 'backing-off', 'stalled', 'stopped'];
 

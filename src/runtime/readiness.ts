@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { migrationState } from '../db/startup.js';
 import { pingDatabase } from '../db/sql/pingDatabase.js';
-import { untilDeadline } from './deadline.js';
-import type { LoopRegistry } from './supervised-loop.js';
+import { untilDeadline } from '../kit/deadline.js';
+import type { LoopRegistry } from '../kit/supervised-loop.js';
 
 // Whether this process is doing its job: the database answers, every migration is applied, the LISTEN connection
 // is up, no worker loop is backing off or stalled (a round past its deadline), and it is not draining. Answered to anyone (GET /readyz), so it names the

@@ -10,9 +10,9 @@ import type { Logger } from '../log.js';
 import { runTaskAttempt } from '../tasks/run-task.js';
 import type { Worker } from './types.js';
 import { startLeaseRenewal } from './lease-renewal.js';
-import { loopLimits, superviseLoop } from './supervised-loop.js';
-import { createSettleRetry, settleUntilLanded } from './settle-retry.js';
-import { untilDeadline } from './deadline.js';
+import { loopLimits, superviseLoop } from '../kit/supervised-loop.js';
+import { createSettleRetry, settleUntilLanded } from '../kit/settle-retry.js';
+import { untilDeadline } from '../kit/deadline.js';
 
 // The task dispatcher of one process, on a supervised loop: unblock due tasks and find queues with runnable tasks
 // (one statement) -> claim within each queue's free rate slots (src/db/sql/claimTasks.ts) -> run each claimed task

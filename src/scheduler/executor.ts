@@ -4,11 +4,11 @@ import type { Logger } from '../log.js';
 import { settleJobInstances, type Settlement } from '../db/sql/settleJobInstances.js';
 import type { StoredTarget } from './scheduler-rules.js';
 import { attemptHttp, attemptTask, type AttemptOutcome, type TaskCreator } from './targets.js';
-import { createSettleRetry, settleUntilLanded } from '../runtime/settle-retry.js';
-import type { BackoffPolicy } from '../runtime/backoff.js';
-import type { LoopRegistry } from '../runtime/supervised-loop.js';
+import { createSettleRetry, settleUntilLanded } from '../kit/settle-retry.js';
+import type { BackoffPolicy } from '../kit/backoff.js';
+import type { LoopRegistry } from '../kit/supervised-loop.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
-import { untilDeadline } from '../runtime/deadline.js';
+import { untilDeadline } from '../kit/deadline.js';
 import { dbNow } from '../db/clock.js';
 
 // Runs fired instances in this process: performs the target with the job's retry policy, then settles the

@@ -1,5 +1,5 @@
 import type { Principal } from '../access/principal.js';
-import type { CallerKind } from '../access/caller.js';
+import type { CallerKind } from '../kit/trusted-documents-policy.js';
 import type { AppServices } from '../services.js';
 
 export type { AppServices };

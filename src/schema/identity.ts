@@ -5,9 +5,9 @@ import { validate } from './common.js';
 import * as identity from '../identity/identity.js';
 import { employmentPageRule, oidRule } from '../identity/identity-rules.js';
 import { filterPerson, ORGANIZATIONS_SCOPE, parseScopes, requireScope, withinConsent, type GrantedScopes } from '../identity/scopes.js';
-import { assertOwnOrganization, assertOwnPerson, IDENTITY_READ_SCOPE, ownPersonOnly } from '../identity/own-records.js';
+import { assertOwnOrganization, assertOwnPerson, IDENTITY_READ_SCOPE, ownPersonOnly } from '../access/own-records.js';
 import { ForbiddenError } from '../errors.js';
-import { objectSlot } from '../runtime/object-slot.js';
+import { objectSlot } from '../kit/object-slot.js';
 
 // Identity data (area A): persons, their organizations, groups and employments, and organizations with members.
 // X-IdpScopes (a request header, forwarded by the legacy paths), within a token's consented scopes, decides which

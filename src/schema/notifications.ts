@@ -9,7 +9,7 @@ import { ValidationError } from '../errors.js';
 import { liveState } from '../events/live.js';
 import * as notifications from '../notifications/notifications.js';
 import { isFinalStatus } from '../notifications/notification-rules.js';
-import { formatDuration, retrySteps } from '../notifications/retry-schedule.js';
+import { formatDuration, retrySteps } from '../kit/retry-schedule.js';
 import {
   CHANNEL_ENUM,
   NOTIFICATION_STATUSES,

@@ -6,13 +6,14 @@ import { builder } from './builder.js';
 import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
-import { createTaskRule, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, DEFAULT_TIMEOUT_SECONDS, taskFilter, taskKey, TASK_END_STATUSES, TASK_STATUSES, type TaskKey, type TaskStatusName, type TaskTarget } from '../tasks/task-rules.js';
+import { createTaskRule, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, DEFAULT_TIMEOUT_SECONDS, taskFilter, taskKey, type TaskKey, type TaskTarget } from '../tasks/task-rules.js';
+import { TASK_END_STATUSES, TASK_STATUSES, type TaskStatusName } from '../db/task-transitions.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 import { queueTaskCounts } from '../db/sql/queueTaskCounts.js';
 import { taskActivity } from '../db/sql/taskActivity.js';
 import { liveState } from '../events/live.js';
-import { objectSlot } from '../runtime/object-slot.js';
+import { objectSlot } from '../kit/object-slot.js';
 
 const TaskStatus = builder.enumType('TaskStatus', {
   description: 'Where a task stands; the transitions are listed in docs/decisions.md.',

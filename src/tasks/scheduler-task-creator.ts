@@ -3,7 +3,8 @@ import type { TaskCreator } from '../scheduler/targets.js';
 import type { BusSignal } from '../events/bus.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
 import { parseInput } from '../validation.js';
-import { createTaskRule, type TaskStatusName } from './task-rules.js';
+import { createTaskRule } from './task-rules.js';
+import { type TaskStatusName } from '../db/task-transitions.js';
 import { createTask, getTask, taskStatusOf } from './tasks.js';
 
 // A scheduler job whose target is a task: each firing creates one task in the queue from the job's template

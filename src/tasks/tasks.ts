@@ -7,7 +7,8 @@ import { notifyTaskChange } from '../db/sql/taskEvents.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { readPage, type Page, type Window } from '../pagination.js';
-import { assertTransition, fromStatuses, TASK_STATUSES, type CreateTaskInput, type TaskAction, type TaskFilter, type TaskKey, type TaskStatusName } from './task-rules.js';
+import { assertTransition, type CreateTaskInput, type TaskFilter, type TaskKey } from './task-rules.js';
+import { fromStatuses, TASK_STATUSES, type TaskAction, type TaskStatusName } from '../db/task-transitions.js';
 
 // The tasks area over Prisma. Inputs are already validated by the edge (task-rules.ts); status changes made here
 // (create, cancel, restart) and by the dispatcher (src/db/sql/*Task*.ts) all take their rules from TASK_TRANSITIONS.

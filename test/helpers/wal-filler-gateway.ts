@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startGateway } from '../../src/app.js';
-import { registerShutdown } from '../../src/runtime/shutdown.js';
+import { registerShutdown } from '../../src/cli/shutdown.js';
 
 // A gateway process (as `serve` runs it: same shutdown on SIGTERM and on a failed database) that also writes
 // write-ahead log fast when told to on stdin, without growing any table: the fault of a disk that something else

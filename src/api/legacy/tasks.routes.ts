@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { queueName } from '../../queues/queue-rules.js';
-import { createTaskRule, taskFilter, taskKey, TASK_STATUSES } from '../../tasks/task-rules.js';
+import { createTaskRule, taskFilter, taskKey } from '../../tasks/task-rules.js';
+import { TASK_STATUSES } from '../../db/task-transitions.js';
 import * as op from '../../generated/graphql/graphql.js';
 import { legacyPage, pageVariables } from './paging.js';
 import { fieldRoute, rpcRoute, type RpcRoute } from './route.js';

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { untilDeadline } from '../../runtime/deadline.js';
+import { untilDeadline } from '../../kit/deadline.js';
 
 /** What a trivial statement found: the database answers, and whether it takes writes (a replica, or read-only after a failover, does not). */
 export type DatabaseAnswer = 'ok' | 'read-only' | 'no-answer';

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import { EVENTS_CHANNEL } from './notifyEvent.js';
-import { RETRY_JITTER } from '../../jitter.js';
+import { RETRY_JITTER } from '../../kit/jitter.js';
 
 /**
  * After a retryable failure: back to PENDING, claimable again once the next wait of the retry schedule (the system's

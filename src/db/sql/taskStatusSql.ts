@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/client.js';
-import { fromStatuses, type TaskAction } from '../../tasks/task-rules.js';
+import { fromStatuses, type TaskAction } from '../task-transitions.js';
 
 /**
  * `<column> IN ('READY', ...)`: the statuses `action` may start from (TASK_TRANSITIONS), inlined as literals because

@@ -3,7 +3,7 @@ import { METRICS_SCOPE } from '../../access/access-rules.js';
 import { hasScope } from '../../access/principal.js';
 import { insufficientScope } from '../../access/bearer-challenge.js';
 import { unavailableError } from '../../db/errors.js';
-import type { GatewayMetrics } from '../../runtime/metrics.js';
+import type { GatewayMetrics } from '../../kit/metrics.js';
 import { requestContextOf } from './use-request-context.js';
 
 // `GET /metrics` in Prometheus text format (src/runtime/metrics.ts holds the counters; src/pipeline/observe.ts counts

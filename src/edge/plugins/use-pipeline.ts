@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import type { SubscriberConnection } from '../../runtime/subscription-registry.js';
+import type { SubscriberConnection } from '../../events/subscription-registry.js';
 import { outcomeOf, type Pipeline } from '../../pipeline/pipeline.js';
 import { namesDocument, unreadableParams, type GraphQLParams } from '../../pipeline/params.js';
 import { requestContextOf } from './use-request-context.js';

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { hasScope, type Principal } from '../access/principal.js';
+import { hasScope, type Principal } from './principal.js';
 import { ForbiddenError } from '../errors.js';
 
 // A caller bound to a person (a bearer token with OIDC_PERSON_CLAIM) that lacks the scope to read anyone reads only

@@ -3,7 +3,7 @@ import { z } from 'zod';
 // How long a notification waits before each retry. Webhook services retry for hours to days (Svix: 5 s, 5 min,
 // 30 min, 2 h, 5 h, 10 h, 10 h; Stripe: up to 3 days), so that a receiver's outage of minutes or hours loses nothing;
 // the gateway's default is Svix's schedule. A schedule is a list of waits, the first before the second attempt; once
-// it is spent the unit is FAILED. Each wait is jittered (src/jitter.ts), so that what failed together (an outage)
+// it is spent the unit is FAILED. Each wait is jittered (src/kit/jitter.ts), so that what failed together (an outage)
 // does not retry together. A system may set its own, for one channel or for all of its channels
 // (setRetrySchedule); DELIVERY_RETRY_SCHEDULE is the default.
 

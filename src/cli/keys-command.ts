@@ -3,9 +3,9 @@ import { databaseOptions, openDatabase, type Prisma } from '../db/client.js';
 import { applyMigrations } from '../db/migrations.js';
 import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
-import { UsageError } from '../cli/usage-error.js';
-import { apiKeyRules, type CreateApiKeyInput } from './access-rules.js';
-import { assertKnownScopes, createApiKey, listApiKeys, revokeApiKey } from './api-keys.js';
+import { UsageError } from './usage-error.js';
+import { apiKeyRules, type CreateApiKeyInput } from '../access/access-rules.js';
+import { assertKnownScopes, createApiKey, listApiKeys, revokeApiKey } from '../access/api-keys.js';
 
 // `keys create|list|revoke` (src/cli/commands.ts) over the configured database; the embedded one must not be open
 // in a server at the same time.
@@ -23,7 +23,7 @@ async function withDatabase<T>(config: Config, work: (db: Prisma) => Promise<T>)
 /** Prints the new key alone on stdout (scripts capture it) and what it is on stderr. */
 export async function createKey(config: Config, options: { name: string; scopes: string; system?: string | undefined }): Promise<void> {
   // Checked before the database opens, so a typo costs nothing.
-  const [{ buildSchema }, { declaredScopes }] = await Promise.all([import('../schema/schema.js'), import('./field-scopes.js')]);
+  const [{ buildSchema }, { declaredScopes }] = await Promise.all([import('../schema/schema.js'), import('../access/field-scopes.js')]);
   let input: CreateApiKeyInput;
   let known: Set<string>;
   try {
