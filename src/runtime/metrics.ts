@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { GatewayMetrics } from '../kit/metrics.js';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { gatewayMetrics, metricsRegistry, type GatewayMetrics } from '../kit/metrics.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { countQueues } from '../db/sql/countQueues.js';
 import { countTasks } from '../db/sql/countTasks.js';
@@ -10,17 +10,19 @@ import { observeGroupCommits } from '../db/group-commit.js';
 import type { LoopRegistry, LoopState } from '../kit/supervised-loop.js';
 import { clockOffsetOf } from '../db/clock.js';
 
-// Prometheus metrics of one gateway process, in its own registry (several gateways may share a test process).
-// Counters are fed by the request plugins and the workers; gauges are read from the database on each scrape (and
-// left empty while it cannot be reached: the scrape still answers, with the process metrics).
-
+// Prometheus metrics of one gateway process: the registry and the counters the request path and the workers feed are
+// src/kit/metrics.ts; here are the gauges read on each scrape, from the database (left empty while it cannot be
+// reached: the scrape still answers, with the process metrics), the worker loops and the embedded disk.
 
 const LOOP_STATES: readonly LoopState[] = ['idle', 'running', 'backing-off', 'stalled', 'stopped'];
 
+/**
+ * The metrics of one process: its registry, the gauges below (read on each scrape), then the counters the request
+ * path and the workers feed (gatewayMetrics), registered in the order /metrics lists them.
+ */
 export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: { freeBytes(): number | undefined; readonly minFreeBytes: number } | undefined; loops?: LoopRegistry } = {}): GatewayMetrics {
   const { disk, loops } = options;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
+  const registry = metricsRegistry();
   const registers = [registry];
   new Gauge({
     name: 'gateway_clock_offset_seconds',
@@ -145,44 +147,5 @@ export function createMetrics(db: PrismaClient, log: Logger, options: { disk?: {
     registers,
   });
   observeGroupCommits(db, (writer, items) => groupCommitItems.observe({ writer }, items));
-  return {
-    registry,
-    httpRequests: new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by method, path (template) and status.', labelNames: ['method', 'path', 'status'] as const, registers }),
-    httpDuration: new Histogram({
-      name: 'gateway_http_request_duration_seconds',
-      help: 'HTTP request latency by method and path (template).',
-      labelNames: ['method', 'path'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
-    operations: new Counter({ name: 'gateway_graphql_operations_total', help: 'GraphQL root fields executed, by operation type, field and outcome.', labelNames: ['type', 'field', 'outcome'] as const, registers }),
-    operationDuration: new Histogram({
-      name: 'gateway_graphql_operation_duration_seconds',
-      help: 'GraphQL execution latency by operation type and root field.',
-      labelNames: ['type', 'field'] as const,
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
-    }),
-    wsOperations: new Counter({ name: 'gateway_graphql_ws_operations_total', help: 'graphql-ws operations by type and outcome (ok, error, subscribed).', labelNames: ['type', 'outcome'] as const, registers }),
-    rejected: new Counter({ name: 'gateway_rejected_total', help: 'Requests refused before execution, by reason.', labelNames: ['reason'] as const, registers }),
-    rateLimitDegraded: new Gauge({
-      name: 'gateway_rate_limit_degraded',
-      help: '1 while API keys are rate-limited per process because the database bucket cannot be written (read-only or unreachable database), else 0.',
-      registers,
-    }),
-    rateLimitLocal: new Counter({
-      name: 'gateway_rate_limit_local_decisions_total',
-      help: 'Operations whose rate limit was decided by a per-process bucket, by why the database bucket was not used (read_only, unavailable, error).',
-      labelNames: ['reason'] as const,
-      registers,
-    }),
-    deliveries: new Counter({ name: 'gateway_delivery_outcomes_total', help: 'Notification delivery attempts by channel and outcome.', labelNames: ['channel', 'outcome'] as const, registers }),
-    subscriptionsOpen: new Gauge({ name: 'gateway_subscriptions_open', help: 'GraphQL subscriptions open now, by transport (graphql-ws, sse).', labelNames: ['transport'] as const, registers }),
-    credentialEnds: new Counter({
-      name: 'gateway_credential_ends_total',
-      help: 'graphql-ws sockets and SSE streams ended because the credential that opened them stopped being valid, by why (revoked: an API key; expired: a bearer token).',
-      labelNames: ['why'] as const,
-      registers,
-    }),
-  };
+  return gatewayMetrics(registry);
 }
