@@ -6,7 +6,7 @@ import { unavailableError } from '../../db/errors.js';
 import type { GatewayMetrics } from '../../kit/metrics.js';
 import { requestContextOf } from './use-request-context.js';
 
-// `GET /metrics` in Prometheus text format (src/runtime/metrics.ts holds the counters; src/pipeline/observe.ts counts
+// `GET /metrics` in Prometheus text format (src/kit/metrics.ts holds the counters; src/pipeline/observe.ts counts
 // requests and operations). With AUTH=on it needs a caller holding metrics:read or admin:all: the request's one
 // verdict (src/pipeline/request-context.ts), answered in this path's own JSON envelope.
 
