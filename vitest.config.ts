@@ -46,6 +46,8 @@ const ALONE = [
   ...TIMING,
   'test/embedded-disk.test.ts', // answers within 1-2 s on a full disk; SIGTERM and a failed database end the process in time
   'test/npm-scripts.test.ts', // rewrites src/generated/ and dist/ when their inputs changed (every file imports the first); generate.mjs < 2 s
+  'test/node-version.test.ts', // compiles dist/ when src/ changed, which the files that run `npm start` use
+  'test/npm-start-signals.test.ts', // npm start's prestart compiles dist/ when src/ changed
 ];
 const SIDE_BY_SIDE = ONLY ? ONLY.filter((file) => !ALONE.includes(file)) : ['test/**/*.test.ts'];
 const ALONE_HERE = ONLY ? ONLY.filter((file) => ALONE.includes(file)) : ALONE;

@@ -10,6 +10,7 @@ import { startServices } from './gateway/services.js';
 import { createApi } from './api/operations.js';
 import { startHttpServer } from './edge/http-server.js';
 import { readConsoleManifest } from './edge/console/assets.js';
+import { warnWhenNoApiKey } from './access/no-key-warning.js';
 
 // Wires the gateway: services (database, bus, workers), the API (schema, pipeline, legacy door) and the HTTP server
 // with its edges; and closes them in order.
@@ -52,6 +53,7 @@ export async function startGateway(config: Config, options: { log?: Logger; trac
   if (config.AUTH === 'off') {
     log.warn({ host: config.HOST }, 'authentication is OFF (AUTH=off): every request is served without an API key; allowed on loopback only');
   }
+  await warnWhenNoApiKey(services.db, config, log);
 
   let closing: Promise<void> | undefined;
   return {

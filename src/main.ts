@@ -1,4 +1,6 @@
-// First: it sets V8 flags that hold only for objects allocated after them (src/runtime/heap-tuning.ts).
+// Before anything else: a Node older than package.json's engines.node gets one line saying so (src/cli/node-version.ts).
+import './cli/node-version.js';
+// Then: it sets V8 flags that hold only for objects allocated after them (src/runtime/heap-tuning.ts).
 import './runtime/heap-tuning.js';
 import { dropWasmImportWarning } from './cli/wasm-warning.js';
 import { helpHint } from './cli/commands.js';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -51,4 +51,48 @@ describe('npm start', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   }, 70_000);
+});
+
+describe("npm start's prestart (build.mjs --if-stale)", () => {
+  const build = () => run('node', ['scripts/build.mjs', '--if-stale']);
+  const mtime = (f: string) => statSync(join(ROOT, f)).mtimeMs;
+
+  it('inputs of unchanged size and time: done without reading any file, the stamps included', async () => {
+    const first = await build(); // compiles whatever changed; dist/ and its records are current after it
+    expect(first.code, first.output).toBe(0);
+    const stamp = join(ROOT, 'dist/.inputs.sha256');
+    const [text, st] = [readFileSync(stamp, 'utf8'), statSync(stamp)];
+    const main = mtime('dist/main.js');
+    // Its time as build.mjs records it (whole milliseconds), given back without the rounding of a Date.
+    const sameTime = (Math.floor(st.mtimeMs) + 0.5) / 1000;
+    try {
+      // A stamp that no longer matches, of the same size and time: only a run that reads it would notice.
+      writeFileSync(stamp, text.replace(/./g, (c) => (c === '0' ? '1' : '0')));
+      utimesSync(stamp, sameTime, sameTime);
+      const again = await build();
+      expect(again.code, again.output).toBe(0);
+      expect(again.output).toBe('');
+      expect(readFileSync(stamp, 'utf8')).not.toBe(text);
+      expect(mtime('dist/main.js')).toBe(main);
+    } finally {
+      writeFileSync(stamp, text);
+      utimesSync(stamp, sameTime, sameTime);
+    }
+  }, 300_000);
+
+  it('a touched file is compared by content: the same, nothing is compiled and the times are written down again', async () => {
+    expect((await build()).code).toBe(0);
+    const main = mtime('dist/main.js');
+    const stats = mtime('dist/.inputs.stat');
+    const touched = new Date();
+    utimesSync(join(ROOT, 'src/jitter.ts'), touched, touched);
+    const after = await build();
+    expect(after.code, after.output).toBe(0);
+    expect(after.output).toBe('');
+    expect(mtime('dist/main.js')).toBe(main);
+    const rewritten = mtime('dist/.inputs.stat');
+    expect(rewritten).toBeGreaterThan(stats);
+    expect((await build()).code).toBe(0);
+    expect(mtime('dist/.inputs.stat')).toBe(rewritten);
+  }, 300_000);
 });
