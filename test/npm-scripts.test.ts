@@ -85,7 +85,7 @@ describe("npm start's prestart (build.mjs --if-stale)", () => {
     const main = mtime('dist/main.js');
     const stats = mtime('dist/.inputs.stat');
     const touched = new Date();
-    utimesSync(join(ROOT, 'src/jitter.ts'), touched, touched);
+    utimesSync(join(ROOT, 'src/kit/jitter.ts'), touched, touched);
     const after = await build();
     expect(after.code, after.output).toBe(0);
     expect(after.output).toBe('');

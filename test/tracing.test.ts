@@ -133,9 +133,10 @@ process.on('exit', () => writeFileSync(${JSON.stringify(dir)} + '/modules-' + pr
 let traced: Awaited<ReturnType<typeof runTraced>>;
 let untraced: Awaited<ReturnType<typeof runUntraced>>;
 let onPostgres: ExportedSpan[];
+// Three gateways started side by side, each run through its requests: on a loaded 2-core host this can take a minute.
 beforeAll(async () => {
   [traced, untraced, onPostgres] = await Promise.all([runTraced(), runUntraced(), runTracedOnPostgres()]);
-}, 30_000);
+}, 90_000);
 afterAll(async () => {
   await Promise.all(cleanups.map((c) => c()));
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
