@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { startGateway } from '../src/app.js';
-import { readMigrations } from '../src/db/migrations.js';
+import { readMigrations } from '../src/db/migration-files.js';
 import { freshDatabase } from './helpers/databases.js';
 import { NO_WORKERS } from './helpers/gateway.js';
 

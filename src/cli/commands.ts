@@ -1,14 +1,14 @@
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadConfig } from '../config.js';
 import type { CliCommand, EnvName } from './command.js';
 import { createLogger } from '../log.js';
 import { tracingEnabled } from '../telemetry/enabled.js';
+import { PROJECT_ROOT } from '../kit/project-root.js';
 
 // Every command of src/main.ts, once: the parser (src/cli/parse.ts), the help (src/cli/help.ts) and the dispatch all
 // read this table, so a command cannot exist without its help, and the help cannot list an option the parser refuses.
 
-const ROOT = resolve(import.meta.dirname, '../..');
 
 const DATABASE_ENV: readonly EnvName[] = ['DATABASE_URL', 'DATA_DIR', 'MIGRATE_ON_START'];
 
@@ -68,7 +68,7 @@ export const COMMANDS: readonly CliCommand[] = [
     details: 'Needs no database. test/contracts.test.ts fails while schema.graphql and the code differ.',
     async run() {
       const { printContract } = await import('../schema/schema.js');
-      writeFileSync(resolve(ROOT, 'schema.graphql'), printContract());
+      writeFileSync(join(PROJECT_ROOT, 'schema.graphql'), printContract());
       console.log('Wrote schema.graphql');
     },
   },
@@ -81,7 +81,7 @@ export const COMMANDS: readonly CliCommand[] = [
     env: DATABASE_ENV,
     async run({ positionals }) {
       const { openDatabase, databaseOptions } = await import('../db/client.js');
-      const { applyMigrations, pendingMigrationNames } = await import('../db/migrations.js');
+      const [{ applyMigrations }, { pendingMigrationNames }] = await Promise.all([import('../db/migrations.js'), import('../db/migration-files.js')]);
       const { appliedMigrations } = await import('../db/sql/appliedMigrations.js');
       const { readImportFile, importIdentity } = await import('../identity/import.js');
       const { ValidationError } = await import('../errors.js');

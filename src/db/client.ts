@@ -1,8 +1,7 @@
 import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { registerPool } from './statements.js';
@@ -176,11 +175,13 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
   const inMemory = dataDir.startsWith('memory://');
   const dir = resolve(dataDir);
   const releaseLock = inMemory ? () => undefined : lockDataDir(dir);
+  // Loaded here, not with this module: a gateway on PostgreSQL never loads the embedded database.
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
   let pglite: PGlite;
   let guard: DiskGuard | undefined;
   let watchdog: StallWatchdog | undefined;
   try {
-    if (!inMemory) await createIfAbsent(dir, minFreeBytes, log);
+    if (!inMemory) await createIfAbsent(PGlite, dir, minFreeBytes, log);
     if (!inMemory) refuseWhenLow(dir, minFreeBytes, 'start');
     pglite = new PGlite(inMemory ? dataDir : join(dir, 'pg'));
     await pglite.waitReady.catch((error: unknown) => {
@@ -229,7 +230,7 @@ const BUILDING_PREFIX = 'pg.building-';
  * start that fails (a disk too small, a kill) leaves no `pg` directory that would never start; what a failed one
  * left aside is removed by the next start.
  */
-async function createIfAbsent(dir: string, minFreeBytes: number, log: Logger | undefined): Promise<void> {
+async function createIfAbsent(PGliteClass: typeof PGlite, dir: string, minFreeBytes: number, log: Logger | undefined): Promise<void> {
   const target = join(dir, 'pg');
   for (const name of readdirSync(dir)) if (name.startsWith(BUILDING_PREFIX)) rmSync(join(dir, name), { recursive: true, force: true });
   if (existsSync(target) && !existsSync(join(target, 'PG_VERSION'))) {
@@ -242,7 +243,7 @@ async function createIfAbsent(dir: string, minFreeBytes: number, log: Logger | u
   refuseWhenLow(dir, minFreeBytes > 0 ? minFreeBytes + FIRST_START_BYTES : 0, 'create');
   const building = join(dir, `${BUILDING_PREFIX}${process.pid}-${randomBytes(3).toString('hex')}`);
   try {
-    const pglite = new PGlite(building);
+    const pglite = new PGliteClass(building);
     try {
       await pglite.waitReady;
     } finally {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import type { Database } from './client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { applyMigrations, migrationNames, pendingMigrationNames } from './migrations.js';
+import { migrationNames, pendingMigrationNames } from './migration-files.js';
 import { appliedMigrations } from './sql/appliedMigrations.js';
 import { StartupError } from './startup-error.js';
 
@@ -39,6 +39,7 @@ export async function prepareDatabase(database: Database, options: StartupOption
     return state;
   }
   try {
+    const { applyMigrations } = await import('./migrations.js');
     const applied = await applyMigrations(database.adapterFactory);
     if (applied.length) log.info({ applied }, 'migrations applied');
   } catch (error) {
