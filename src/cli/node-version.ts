@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT as ROOT } from '../kit/project-root.js';
 
 // Imported first by src/main.ts, before any module that needs the Node the project runs on: an older `node` (the
 // system's, where the project's own is node_modules/.bin/node) would otherwise fail somewhere inside a dependency
 // (`Unknown file extension ".wasm"` from the Prisma schema engine). Instead: one line naming the Node that runs, the
 // one package.json's engines.node asks for, and how to run the project's own; exit 1. Node built-ins only, so that
-// this module itself loads on any Node.
+// this module (and src/kit/project-root.ts) loads on any Node.
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Without engines.node in package.json. */
 const DEFAULT_RANGE = '>=24';
 

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { CmsVerificationInput, CmsVerificationReport } from './verify.js';
 import type { TrustSet } from './trust.js';
 import type { VerifyAnswer, VerifyJob } from './pool-worker.js';
+import { codeFile } from '../kit/project-root.js';
 
 // Verification is CPU-bound (parsing, RSA/EC/GOST arithmetic): it runs on worker_threads so the event loop
 // stays free and every core is used. A job goes to the thread with the fewest jobs in flight.
@@ -16,7 +17,7 @@ interface Thread {
   versions: Map<string, number>;
 }
 
-const WORKER_URL = new URL(`./pool-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+const WORKER_URL = pathToFileURL(codeFile('signatures/pool-worker.ts'));
 
 /** Loader arguments a thread needs to run TypeScript when this process runs it (tsx, vitest). */
 function workerExecArgv(): string[] {

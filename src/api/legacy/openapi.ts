@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { buildSchema } from '../../schema/schema.js';
 import type { JsonSchema } from './answer-shape.js';
@@ -10,6 +11,7 @@ import { methodOf, type Area, type RpcRoute } from './route.js';
 import { operationDataType } from './selection-type.js';
 import { Components, toJsonSchema, type ValueType } from './value-type.js';
 import { inputSchema, outputType } from './zod-schema.js';
+import { PROJECT_ROOT } from '../../kit/project-root.js';
 
 // OpenAPI 3.1 of every legacy path, derived from the route tables (never written by hand): requests from the routes'
 // zod rules, answers from the GraphQL types each route's document selects, passed through the route's declared
@@ -55,7 +57,7 @@ const REFUSALS: Record<number, string> = {
 const RPC_BAD_REQUEST = 'The request is refused as a whole (-32600, `data.code` BAD_REQUEST): X-IdpScopes was sent more than once; `data.fields` names it.';
 
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 function operationOf(document: DocumentNode): OperationDefinitionNode {

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { extname, join, resolve } from 'node:path';
+import { extname, join } from 'node:path';
 import { makeAsset, type Asset } from '../static-assets.js';
+import { PROJECT_ROOT } from '../../kit/project-root.js';
 
 // The operator console's files: console/dist/, made by scripts/build-console.mjs (Vite) from console/. The same
 // path from src/edge/console/ and from dist/edge/console/ (the build keeps the tree one level down). Vite names each
@@ -12,7 +13,7 @@ import { makeAsset, type Asset } from '../static-assets.js';
 /** Where the console is served. */
 export const CONSOLE_PATH = '/console';
 export const CONSOLE_ASSET_PREFIX = `${CONSOLE_PATH}/assets/`;
-export const CONSOLE_DIST = resolve(import.meta.dirname, '../../../console/dist');
+export const CONSOLE_DIST = join(PROJECT_ROOT, 'console/dist');
 /** The console's documents (codegen's persisted-documents.json, copied by scripts/build-console.mjs). */
 export const CONSOLE_MANIFEST_FILE = 'persisted-documents.json';
 

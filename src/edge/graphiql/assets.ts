@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { makeAsset, sha256, type Asset } from '../static-assets.js';
+import { codeFile } from '../../kit/project-root.js';
 
 export type { Asset };
 
@@ -48,7 +49,7 @@ export async function loadGraphiQLAssets(): Promise<GraphiQLAssets> {
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const require = createRequire(import.meta.url);
   const graphqlWsUmd = join(dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js');
-  const [graphqlWs, client] = await Promise.all([readFile(graphqlWsUmd), readFile(new URL('./client.browser.js', import.meta.url))]);
+  const [graphqlWs, client] = await Promise.all([readFile(graphqlWsUmd), readFile(codeFile('edge/graphiql/client.browser.js'))]);
   const script = asset('graphiql', 'js', JS, Buffer.from(bundle.js));
   const styles = asset('graphiql', 'css', 'text/css; charset=utf-8', Buffer.from(bundle.css));
   const favicon = asset('favicon', 'ico', 'image/x-icon', dataUrlBytes(bundle.favicon));
