@@ -2,6 +2,8 @@
 import './cli/node-version.js';
 // Then: it sets V8 flags that hold only for objects allocated after them (src/runtime/heap-tuning.ts).
 import './runtime/heap-tuning.js';
+// Then: compiled code kept across restarts for every module loaded after it (src/cli/compile-cache.ts).
+import './cli/compile-cache.js';
 import { dropWasmImportWarning } from './cli/wasm-warning.js';
 import { helpHint } from './cli/commands.js';
 import { renderHelp } from './cli/help.js';
