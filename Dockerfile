@@ -8,7 +8,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # What npm ci's postinstall (scripts/generate.mjs) reads, copied first: a change of src/ alone reuses this layer.
 COPY package.json package-lock.json prisma.config.ts codegen.ts schema.graphql ./
-COPY scripts/generate.mjs scripts/build.mjs scripts/build-console.mjs scripts/
+COPY scripts/generate.mjs scripts/build.mjs scripts/bundle-server.mjs scripts/build-console.mjs scripts/
 COPY prisma/ prisma/
 COPY src/api/legacy/operations/ src/api/legacy/operations/
 RUN --mount=type=cache,target=/root/.npm npm ci
@@ -37,4 +37,4 @@ ENV HOST=0.0.0.0 PORT=4000
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js", "serve"]
+CMD ["node", "dist/server/main.js", "serve"]

@@ -3,7 +3,8 @@
 // path a module computes from import.meta.dirname ('../..' = the repository) is the same from src/ and from dist/.
 // A type error fails the build and emits nothing. The operator console (console/) is built first, by
 // scripts/build-console.mjs, into console/dist/. Every other file of src/ (client.browser.js, the .graphql
-// documents) is copied beside its module; a dist/ file whose source is gone is removed.
+// documents) is copied beside its module; a dist/ file whose source is gone is removed. Last, dist/main.js and what it
+// imports are bundled into dist/server/ (scripts/bundle-server.mjs), which `npm start` runs.
 // `--if-stale` (prestart): nothing when dist/ was built from exactly these inputs (a stamp in dist/ holds their hash).
 // Before any of that, and before the generators' and the console's scripts are even loaded, `--if-stale` compares the
 // size and modification time of every file the three steps read with what they were when the last run found all of
@@ -21,7 +22,7 @@ const STAMP = join(DIST, '.inputs.sha256');
 const STATS = join(DIST, '.inputs.stat');
 const BUILD_INFO = join(DIST, '.tsbuildinfo');
 /** Besides every file of src/ (generated code included): what decides how tsc compiles it. */
-const INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
+const INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs', 'scripts/bundle-server.mjs'];
 
 const filesUnder = (dir) =>
   existsSync(dir)
@@ -56,7 +57,7 @@ function inputStats() {
     ...['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'prisma.config.ts', 'codegen.ts', 'schema.graphql'],
     ...['src', 'scripts', 'prisma', 'console'].flatMap((dir) => filesUnder(join(ROOT, dir)).map((f) => join(dir, f))).filter((f) => !f.startsWith('console/dist/')),
     ...filesUnder(join(ROOT, 'test')).filter((f) => f.endsWith('.graphql')).map((f) => join('test', f)),
-    ...['console/dist/index.html', 'console/dist/.inputs.sha256', 'dist/main.js', 'dist/.inputs.sha256'],
+    ...['console/dist/index.html', 'console/dist/.inputs.sha256', 'dist/main.js', 'dist/server/main.js', 'dist/.inputs.sha256'],
   ];
   return files
     .map((f) => {
@@ -75,7 +76,7 @@ const { buildConsole } = await import('./build-console.mjs');
 if (!buildConsole({ ifStale: true })) process.exit(1);
 
 const hash = inputsHash();
-if (ifStale && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash && existsSync(join(DIST, 'main.js'))) {
+if (ifStale && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash && existsSync(join(DIST, 'main.js')) && existsSync(join(DIST, 'server/main.js'))) {
   writeFileSync(STATS, inputStats());
   process.exit(0);
 }
@@ -99,7 +100,15 @@ for (const f of sources.filter(isAsset)) {
 }
 const expected = new Set(sources.flatMap(outputsOf));
 for (const f of filesUnder(DIST)) {
-  if (!f.startsWith('.') && !expected.has(f)) rmSync(join(DIST, f));
+  if (!f.startsWith('.') && !f.startsWith('server/') && !expected.has(f)) rmSync(join(DIST, f));
+}
+// Last: the bundle of what tsc just wrote (scripts/bundle-server.mjs).
+const { bundleServer } = await import('./bundle-server.mjs');
+try {
+  await bundleServer(ROOT);
+} catch (error) {
+  console.error(`build: ${error.message}; dist/server/ was not written.`);
+  process.exit(1);
 }
 writeFileSync(STAMP, hash);
 writeFileSync(STATS, inputStats());

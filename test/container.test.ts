@@ -184,7 +184,7 @@ describe('Dockerfile', () => {
     expect(runtime.instructions.some((i) => i.keyword === 'COPY' && i.flags.from === 'build' && /\/dist\/?\s/.test(i.rest))).toBe(true);
     expect(last(runtime, 'USER')?.rest).toMatch(/^(?!root$|0$)\S+$/);
     expect(parseEnv(runtime.instructions.filter((i) => i.keyword === 'ENV').map((i) => i.rest).join(' '))).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0' });
-    expect(last(runtime, 'CMD')?.rest).toBe('["node", "dist/main.js", "serve"]');
+    expect(last(runtime, 'CMD')?.rest).toBe('["node", "dist/server/main.js", "serve"]');
     expect(last(runtime, 'HEALTHCHECK')?.rest).toMatch(/^CMD \[.*\/readyz/);
   });
 
@@ -208,7 +208,7 @@ describe('compose.yaml', () => {
     expect(volume).toMatch(/^(\w+):\/var\/lib\/postgresql\/data$/);
     expect(Object.keys(COMPOSE.volumes ?? {})).toContain(volume!.split(':')[0]);
     expect(services.postgres!.healthcheck?.test?.join(' ')).toMatch(/pg_isready/);
-    expect(services.migrate!.command).toEqual(['node', 'dist/main.js', 'migrate']);
+    expect(services.migrate!.command).toEqual(['node', 'dist/server/main.js', 'migrate']);
     expect(services.migrate!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     // A one-shot command never answers /readyz: the image's HEALTHCHECK must not judge it.
     expect(services.migrate!.healthcheck).toEqual({ disable: true });
@@ -379,7 +379,7 @@ describe('the image, replayed without Docker', () => {
       replayed.push({ stage: stage.name, workdir, env });
     }
     const app = inStage(runtime.name, replayed.at(-1)!.workdir);
-    expect(existsSync(join(app, 'dist/main.js'))).toBe(true);
+    expect(existsSync(join(app, 'dist/server/main.js'))).toBe(true);
     for (const dev of ['tsx', 'vitest', '@graphql-codegen/cli']) expect(existsSync(join(app, 'node_modules', dev)), `${dev} stays in the build stage`).toBe(false);
     expect(existsSync(join(app, 'src')), 'no sources in the runtime stage').toBe(false);
   });
@@ -421,7 +421,7 @@ describe('the image, replayed without Docker', () => {
     // Listening on every interface, with AUTH on; a key made by the image's own command line opens it.
     const direct = `http://127.0.0.1:${instances[0]!.port}`;
     expect((await query(direct, '{ __typename }')).status).toBe(401);
-    const keys = await run(asUser(['node', 'dist/main.js', 'keys', 'create', '--name', 'replay', '--scopes', 'admin:all']), { cwd, env: containerEnv(COMPOSE.services.migrate!), timeoutMs: 60_000 });
+    const keys = await run(asUser(['node', 'dist/server/main.js', 'keys', 'create', '--name', 'replay', '--scopes', 'admin:all']), { cwd, env: containerEnv(COMPOSE.services.migrate!), timeoutMs: 60_000 });
     expect(keys.code, keys.stderr).toBe(0);
     key = keys.stdout.trim();
     const answer = await query(direct, '{ __typename }');

@@ -41,7 +41,7 @@ describe('the Node a command runs on', () => {
     expect(wrongNodeLine('20.20.2', '>=24.5', ['/usr/bin/node', join(ROOT, 'src/main.ts'), 'migrate'], ROOT)).toContain('`npx tsx src/main.ts migrate`');
   });
 
-  describe.skipIf(!older)(`dist/main.js on ${older ? `Node ${older.version} (${older.path})` : 'an older Node: none on this machine, nothing to run'}`, () => {
+  describe.skipIf(!older)(`dist/main.js and the bundle on ${older ? `Node ${older.version} (${older.path})` : 'an older Node: none on this machine, nothing to run'}`, () => {
     const parent = mkdtempSync(join(tmpdir(), 'gw-node-version-'));
     afterAll(() => rmSync(parent, { recursive: true, force: true }));
     beforeAll(() => {
@@ -49,9 +49,10 @@ describe('the Node a command runs on', () => {
       expect(build.status, build.stderr).toBe(0);
     }, 180_000);
 
-    it.each(['serve', 'migrate', 'keys list'])('%s: one line with both versions and how to run it, exit 1, nothing opened', (command) => {
+    const runs = ['dist/main.js', 'dist/server/main.js'].flatMap((entry) => ['serve', 'migrate', 'keys list'].map((command) => [entry, command] as const));
+    it.each(runs)('%s %s: one line with both versions and how to run it, exit 1, nothing opened', (entry, command) => {
       const dataDir = join(parent, 'data');
-      const run = spawnSync(older!.path, ['dist/main.js', ...command.split(' ')], {
+      const run = spawnSync(older!.path, [entry, ...command.split(' ')], {
         cwd: ROOT,
         encoding: 'utf8',
         env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AUTH: 'off', DATA_DIR: dataDir },
@@ -60,7 +61,7 @@ describe('the Node a command runs on', () => {
       expect(run.status, run.stderr).toBe(1);
       expect(run.stdout).toBe('');
       expect(run.stderr).toBe(
-        `This is Node ${older!.version} and the gateway needs Node ${RANGE} (package.json engines.node): run it through npm (\`npm start\`, \`npm run <script>\`), which runs the project's own Node, or as \`node_modules/.bin/node dist/main.js ${command}\`.\n`,
+        `This is Node ${older!.version} and the gateway needs Node ${RANGE} (package.json engines.node): run it through npm (\`npm start\`, \`npm run <script>\`), which runs the project's own Node, or as \`node_modules/.bin/node ${entry} ${command}\`.\n`,
       );
       expect(existsSync(dataDir)).toBe(false);
     });

@@ -19,10 +19,14 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** `nodeArgs`: more options for Node (a `--import` of a preload, such as test/helpers/shift-clock.mjs). */
-export function startGatewayProcess(env: Record<string, string>, options: { nodeArgs?: string[] } = {}): GatewayProcess {
+/**
+ * `nodeArgs`: more options for Node (a `--import` of a preload, such as test/helpers/shift-clock.mjs). `bundle`: run
+ * the bundle `npm start` runs (dist/server/main.js, built by `node scripts/build.mjs`) instead of the source.
+ */
+export function startGatewayProcess(env: Record<string, string>, options: { nodeArgs?: string[]; bundle?: boolean } = {}): GatewayProcess {
+  const entry = options.bundle ? ['dist/server/main.js'] : ['--import', 'tsx', 'src/main.ts'];
   // process.execPath: the project's Node, which runs vitest.
-  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts', 'serve'], {
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'serve'], {
     cwd: ROOT,
     env: { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', GRAPHIQL: 'off', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
