@@ -105,7 +105,7 @@ describe('--help, from the command table', () => {
   it('every npm script that runs src/main.ts (or its build) is a command of the table, and each generates first', () => {
     const viaMain = Object.entries(PACKAGE.scripts).flatMap(([script, line]) => {
       // `exec`: the shell npm runs the script in becomes the gateway, so a signal to npm reaches it (npm-start-signals).
-      const m = /^(?:exec )?(tsx src\/main\.ts|node dist\/main\.js) (\S+)$/.exec(line);
+      const m = /^(?:exec )?(tsx src\/main\.ts|node dist\/server\/main\.js) (\S+)$/.exec(line);
       return m ? [{ script, compiled: m[1]!.startsWith('node'), command: m[2]! }] : [];
     });
     expect(viaMain.map((s) => s.command).sort()).toEqual(COMMANDS.filter((c) => c.path.length === 1).map((c) => c.path[0]).sort());

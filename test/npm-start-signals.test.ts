@@ -30,7 +30,7 @@ describe('npm start stopped by a signal to npm', () => {
     npm = await startNpm(db.env);
     await npm.ready;
     const started = descendantsOf(npm.proc.pid!);
-    expect(started.map(commandOf)).toContainEqual(expect.stringMatching(/node dist\/main\.js serve$/));
+    expect(started.map(commandOf)).toContainEqual(expect.stringMatching(/node dist\/server\/main\.js serve$/));
 
     const npmExited = new Promise((r) => npm!.proc.once('exit', r));
     process.kill(npm.proc.pid!, signal);
