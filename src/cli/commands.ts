@@ -9,7 +9,6 @@ import { PROJECT_ROOT } from '../kit/project-root.js';
 // Every command of src/main.ts, once: the parser (src/cli/parse.ts), the help (src/cli/help.ts) and the dispatch all
 // read this table, so a command cannot exist without its help, and the help cannot list an option the parser refuses.
 
-
 const DATABASE_ENV: readonly EnvName[] = ['DATABASE_URL', 'DATA_DIR', 'MIGRATE_ON_START'];
 
 export const COMMANDS: readonly CliCommand[] = [

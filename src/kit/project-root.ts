@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 // Where the project's files are, for code that reads them at run time (package.json, prisma/, console/dist/, the
@@ -18,4 +19,9 @@ export const RUNNING_SOURCE = import.meta.url.endsWith('.ts');
  */
 export function codeFile(pathBelowSrc: string): string {
   return RUNNING_SOURCE ? join(PROJECT_ROOT, 'src', pathBelowSrc) : join(PROJECT_ROOT, 'dist', pathBelowSrc.replace(/\.ts$/, '.js'));
+}
+
+/** package.json's version, read when asked (the OpenAPI document, the tracing resource); throws when it cannot be read. */
+export function projectVersion(): string {
+  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
-import { join } from 'node:path';
 import { context, createContextKey, type Context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ParentBasedSampler, SamplingDecision, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace';
@@ -17,7 +15,7 @@ import { AppError, ServiceUnavailableError } from '../errors.js';
 import { RPC_ERROR, type RpcResponse } from '../api/legacy/jsonrpc.js';
 import { wrapExchange, type Exchange, type ExchangeOptions, type OutboundRequest } from '../http/outbound.js';
 import { wrapStatements, type StatementWrapper } from '../db/statements.js';
-import { PROJECT_ROOT } from '../kit/project-root.js';
+import { projectVersion } from '../kit/project-root.js';
 
 // OpenTelemetry tracing, on only when an OTLP endpoint is set (src/telemetry/enabled.ts): `serve` (src/cli/commands.ts)
 // imports this module then, and only then, before it imports the gateway. Off, no part of OpenTelemetry is loaded and
@@ -88,7 +86,7 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 function packageVersion(): string | undefined {
   try {
-    return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version?: string }).version;
+    return projectVersion();
   } catch {
     return undefined;
   }

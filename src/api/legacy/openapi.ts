@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { buildSchema } from '../../schema/schema.js';
 import type { JsonSchema } from './answer-shape.js';
@@ -11,7 +9,7 @@ import { methodOf, type Area, type RpcRoute } from './route.js';
 import { operationDataType } from './selection-type.js';
 import { Components, toJsonSchema, type ValueType } from './value-type.js';
 import { inputSchema, outputType } from './zod-schema.js';
-import { PROJECT_ROOT } from '../../kit/project-root.js';
+import { projectVersion } from '../../kit/project-root.js';
 
 // OpenAPI 3.1 of every legacy path, derived from the route tables (never written by hand): requests from the routes'
 // zod rules, answers from the GraphQL types each route's document selects, passed through the route's declared
@@ -55,10 +53,6 @@ const REFUSALS: Record<number, string> = {
 
 /** A JSON-RPC path's HTTP 400: the request as a whole, not its params (those are -32602 with HTTP 200). */
 const RPC_BAD_REQUEST = 'The request is refused as a whole (-32600, `data.code` BAD_REQUEST): X-IdpScopes was sent more than once; `data.fields` names it.';
-
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 function operationOf(document: DocumentNode): OperationDefinitionNode {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -209,7 +203,7 @@ export function buildOpenApi(rpcRoutes: RpcRoute[], httpRoutes: HttpRoute[]): Js
   const areas = new Set<string>([...rpcRoutes, ...httpRoutes].map((r) => r.area));
   return {
     openapi: '3.1.0',
-    info: { title: 'Public-services gateway: legacy paths', version: packageVersion(), description: DESCRIPTION },
+    info: { title: 'Public-services gateway: legacy paths', version: projectVersion(), description: DESCRIPTION },
     // Relative: the paths are served by whichever origin served this document.
     servers: [{ url: '/', description: 'This gateway.' }],
     security: Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [] })),
