@@ -6,7 +6,9 @@
 // read over POST /graphql) or graphql-id (that read's document named by its documentId: start the gateway with
 // TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints) or createQueue (legacy
 // POST /createQueue, a new queue name per request) or page (a page of 50 queues without the total over /graphql, as
-// bench:graphql asks it: seed the table with GENERATE_QUEUES of bench/fixtures.ts first);
+// bench:graphql asks it: seed the table with GENERATE_QUEUES of bench/fixtures.ts first) or person / person-legacy (a
+// random person of ALT_PERSONS (10,000) from oid ALT_FIRST_PERSON (5000000001) with their organizations, over /graphql
+// or GET getPersonOrganizationsById, as bench:graphql's nested case asks it: seed with bench/fixtures.ts' GENERATE_*);
 // ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
@@ -19,6 +21,10 @@ const ROUNDS = Number(process.env.ALT_ROUNDS ?? 5);
 const WARM_UP_SECONDS = Number(process.env.ALT_WARM_UP_SECONDS ?? 2);
 const QUEUE = process.env.ALT_QUEUE ?? 'bench';
 const REQUEST = process.env.ALT_REQUEST ?? 'getQueue';
+const PERSONS = Number(process.env.ALT_PERSONS ?? 10_000);
+const FIRST_PERSON = Number(process.env.ALT_FIRST_PERSON ?? 5_000_000_001);
+const randomPerson = () => String(FIRST_PERSON + Math.floor(Math.random() * PERSONS));
+const PERSON = `query($oid: String!) { person(oid: $oid) { oid firstName lastName organizations { chief admin active organization { oid shortName fullName type ogrn inn kpp leg active } } } }`;
 
 const READ = 'query($name: String!) { queue(name: $name) { name rate labels } }';
 const PAGE = `{ queues(first: 50, orderBy: NAME_ASC) { nodes { ${QUEUE_FIELDS} } pageInfo { hasNextPage } } }`;
@@ -44,6 +50,12 @@ function requestOf(t: Target) {
     // autocannon asks setupRequest for every request it sends: one new name each.
     const prefix = `alt-${process.pid}-${t.label}-`;
     return { method: 'POST' as const, path: '/createQueue', headers, setupRequest: (req: object) => ({ ...req, body: JSON.stringify({ jsonrpc: '2.0', method: 'createQueue', params: { name: `${prefix}${written++}` }, id: 1 }) }) };
+  }
+  if (t.request === 'person') {
+    return { method: 'POST' as const, path: '/graphql', headers, setupRequest: (req: object) => ({ ...req, body: JSON.stringify({ query: PERSON, variables: { oid: randomPerson() } }) }) };
+  }
+  if (t.request === 'person-legacy') {
+    return { method: 'GET' as const, path: '/', headers: t.headers, setupRequest: (req: object) => ({ ...req, path: `/api/data/getPersonOrganizationsById?oid=${randomPerson()}` }) };
   }
   if (t.request === 'page') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: PAGE }) };
   if (t.request === 'graphql') return { method: 'POST' as const, path: '/graphql', headers, body: JSON.stringify({ query: READ, variables: { name: QUEUE } }) };

@@ -172,6 +172,27 @@ describe.each(DATABASES)('identity on %s', (kind) => {
     });
   });
 
+  it('different persons with organizations read together (shared statements) each get their own memberships, on both doors', async () => {
+    const query = 'query($oid: String!) { person(oid: $oid) { oid organizations { chief admin active role startDate organization { oid shortName active } } } }';
+    const oids = [WIDE, NARROW, LONE, '42', WIDE, NARROW];
+    const legacy = (oid: string) => ({ method: 'GET' as const, path: `/api/data/getPersonOrganizationsById?oid=${oid}` });
+    const graphql = (oid: string) => ({ method: 'POST' as const, path: '/graphql', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables: { oid } }) });
+    // Each asked alone first: what every answer read together must equal.
+    const expected = [];
+    for (const oid of oids) {
+      const { status: _status, ...answer } = await gql(url, query, { oid });
+      expected.push((await get(url, legacy(oid).path)).body, answer);
+    }
+    const together = await sendTogether(url, oids.flatMap((oid) => [legacy(oid), graphql(oid)]));
+    expect(together.map((answer) => answer.body)).toEqual(expected);
+    expect(expected[0].size).toBe(50);
+    expect(expected[2]).toMatchObject({ size: 1, elements: [{ oid: '4000000000', chief: false }] });
+    expect(expected[4]).toEqual({ stateFacts: ['hasSize'], size: 0, elements: [], links: [] });
+    expect(expected[6].error.code).toBe('NOT_FOUND');
+    expect(expected[1].data.person.organizations[0]).toMatchObject({ chief: true, organization: { oid: '4000000000', shortName: 'Org 0' } });
+    expect(expected[1].data.person.organizations.map((m: { organization: { oid: string } }) => m.organization.oid)).toEqual(expected[0].elements.map((e: { oid: string }) => e.oid));
+  });
+
   it('GraphQL person and organization: nested lists, paging and the same scope filter', async () => {
     const q = `query($oid: String!) { person(oid: $oid) { oid firstName snils rIdDoc eTag
       organizations { chief organization { oid } } groups { group { grpId } }

@@ -18,8 +18,9 @@ export type MembershipRow = PersonOrganization & { organization?: Organization }
 /**
  * A person's row with their employments in organization order, each with its organization when `withOrganization`:
  * what Prisma's findFirst returns for `include: { memberships: { orderBy: { organizationOid: 'asc' }, include:
- * { organization: true } } }`, in one statement that PostgreSQL runs in about three quarters of the CPU of Prisma's JSONB
- * one (pgbench, docs/decisions.md), and without the client's result processing.
+ * { organization: true } } }`, as two plain-row statements for every person read in the same turn. Plain rows, not
+ * one statement that builds the memberships as JSON: json_build_object cost PostgreSQL about 1.6x the CPU of both
+ * statements together (pgbench, docs/performance.md), and the rows need no conversion afterwards.
  */
 export function personWithMemberships(db: PrismaClient, oid: string, withOrganization: boolean): Promise<PersonWithMemberships | null> {
   return (withOrganization ? withOrganizations : alone)(db, oid);
@@ -27,42 +28,47 @@ export function personWithMemberships(db: PrismaClient, oid: string, withOrganiz
 
 type PersonWithMemberships = Person & { memberships: MembershipRow[] };
 
-/** The persons of `oids` with their memberships, in one statement. */
-async function personsWithMemberships(db: PrismaClient, oids: string[], { memberships, join }: { memberships: Prisma.Sql; join: Prisma.Sql }): Promise<PersonWithMemberships[]> {
-  const persons = await statementsOf(db).rows<PersonWithMemberships>(Prisma.sql`
-    SELECT p.*, (
-      SELECT coalesce(json_agg(${memberships} ORDER BY m."organizationOid"), '[]')
-      FROM "PersonOrganization" m ${join} WHERE m."personOid" = p."oid"
-    ) AS "memberships"
-    FROM "Person" p WHERE p."oid" = ANY(${oids}::text[])`);
-  // JSON carries a timestamp without time zone as ISO text without an offset; Prisma reads it as UTC.
+// Made once: the column lists come from Prisma's generated model, which does not change while the process runs.
+const ORGANIZATION_COLUMNS = Object.values(Prisma.OrganizationScalarFieldEnum);
+/** An organization's columns beside a membership's, each under a name of its own (`o.active` beside `m.active`). */
+const organizationAs = (column: string) => `o.${column}`;
+const ORGANIZATION_SELECT = Prisma.raw(ORGANIZATION_COLUMNS.map((column) => `o."${column}" AS "${organizationAs(column)}"`).join(', '));
+
+/** The persons of `oids` with their memberships (and each membership's organization when `withOrganization`). */
+async function personsWithMemberships(db: PrismaClient, oids: string[], withOrganization: boolean): Promise<PersonWithMemberships[]> {
+  const statements = statementsOf(db);
+  const persons = await statements.rows<PersonWithMemberships>(Prisma.sql`SELECT * FROM "Person" WHERE "oid" = ANY(${oids}::text[])`);
+  if (persons.length === 0) return persons;
+  const found = persons.map((person) => person.oid);
+  const rows = await statements.rows<Record<string, unknown>>(
+    withOrganization
+      ? Prisma.sql`SELECT m.*, ${ORGANIZATION_SELECT} FROM "PersonOrganization" m JOIN "Organization" o ON o."oid" = m."organizationOid"
+          WHERE m."personOid" = ANY(${found}::text[]) ORDER BY m."organizationOid"`
+      : Prisma.sql`SELECT * FROM "PersonOrganization" WHERE "personOid" = ANY(${found}::text[]) ORDER BY "organizationOid"`,
+  );
+  const byOid = new Map<string, MembershipRow[]>();
   for (const person of persons) {
-    for (const membership of person.memberships) {
-      membership.startDate = utcDate(membership.startDate as unknown as string | null);
-      membership.endDate = utcDate(membership.endDate as unknown as string | null);
-    }
+    person.memberships = [];
+    byOid.set(person.oid, person.memberships);
+  }
+  for (const row of rows) {
+    byOid.get(row.personOid as string)!.push(withOrganization ? membershipWithOrganization(row) : (row as MembershipRow));
   }
   return persons;
 }
 
-// Made once: the column lists come from Prisma's generated model, which does not change while the process runs.
-const ALONE = { memberships: jsonObject(Prisma.PersonOrganizationScalarFieldEnum, 'm'), join: Prisma.empty };
-const WITH_ORGANIZATION = {
-  memberships: Prisma.sql`json_build_object(${jsonFields(Prisma.PersonOrganizationScalarFieldEnum, 'm')}, 'organization', ${jsonObject(Prisma.OrganizationScalarFieldEnum, 'o')})`,
-  join: Prisma.sql`JOIN "Organization" o ON o."oid" = m."organizationOid"`,
-};
+const MEMBERSHIP_COLUMNS = Object.values(Prisma.PersonOrganizationScalarFieldEnum);
 
-// Reads arriving together share a statement (src/db/coalesced-reads.ts), one kind of statement each.
-const alone = byOid((db, oids) => personsWithMemberships(db, oids, ALONE));
-const withOrganizations = byOid((db, oids) => personsWithMemberships(db, oids, WITH_ORGANIZATION));
-
-const utcDate = (text: string | null) => (text === null ? null : new Date(`${text}Z`));
-
-/** `'name', alias."name", ...` for every scalar column of a model (Prisma's generated list, so a new column follows). */
-function jsonFields(columns: Record<string, string>, alias: string): Prisma.Sql {
-  return Prisma.raw(Object.values(columns).map((column) => `'${column}', ${alias}."${column}"`).join(', '));
+/** A joined row as Prisma gives it: the membership's columns and its organization under `organization`. */
+function membershipWithOrganization(row: Record<string, unknown>): MembershipRow {
+  const membership: Record<string, unknown> = {};
+  for (const column of MEMBERSHIP_COLUMNS) membership[column] = row[column];
+  const organization: Record<string, unknown> = {};
+  for (const column of ORGANIZATION_COLUMNS) organization[column] = row[organizationAs(column)];
+  membership.organization = organization;
+  return membership as MembershipRow;
 }
 
-function jsonObject(columns: Record<string, string>, alias: string): Prisma.Sql {
-  return Prisma.sql`json_build_object(${jsonFields(columns, alias)})`;
-}
+// Reads arriving together share their statements (src/db/coalesced-reads.ts), one kind each.
+const alone = byOid((db, oids) => personsWithMemberships(db, oids, false));
+const withOrganizations = byOid((db, oids) => personsWithMemberships(db, oids, true));
