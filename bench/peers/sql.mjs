@@ -2,6 +2,9 @@
 // against the gateway's tables would write (one statement per read, a join for the nested read, INSERT ... RETURNING).
 export const QUEUE_COLUMNS = `name, description, status, paused, rate, labels, "createTime", "updateTime"`;
 export const GET_QUEUE = `SELECT ${QUEUE_COLUMNS} FROM "Queue" WHERE name = $1`;
+// The total as a window count, the idiom a hand-written page often uses: PostgreSQL reads every row in name order and
+// keeps them all for the window (spilling to a temporary file past work_mem), ~26 ms a page over 70,000 queues
+// against ~6 ms for a separate count(*). The bare and yoga peers' low figures on the big page are this statement's.
 export const LIST_QUEUES = `SELECT ${QUEUE_COLUMNS}, count(*) OVER () AS "totalCount" FROM "Queue" ORDER BY name LIMIT $1`;
 export const CREATE_QUEUE = `INSERT INTO "Queue" (name, rate, labels) VALUES ($1, $2, $3) RETURNING ${QUEUE_COLUMNS}`;
 export const GET_PERSON = `SELECT oid, "firstName", "lastName" FROM "Person" WHERE oid = $1`;
