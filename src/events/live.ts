@@ -54,6 +54,10 @@ class Follower<T> implements AsyncIterableIterator<T> {
     private readonly leave: (follower: Follower<T>) => void,
     /** Whether it has the state it starts from (else begin() gives it). */
     private started: boolean,
+    /** Its first value is the state it starts from (a view that would otherwise read it beside the subscription). */
+    private readonly emitsStart = false,
+    /** Whether a state it starts from is sent when `emitsStart` (a task not found yet is not). */
+    private readonly emitsAtStart: (value: T) => boolean = () => true,
   ) {}
 
   get open(): boolean {
@@ -79,7 +83,9 @@ class Follower<T> implements AsyncIterableIterator<T> {
     if (this.closed || this.started) return;
     this.started = true;
     this.lastFingerprint = fingerprint;
-    if (this.isFinal?.(value)) this.pending = [{ value, fingerprint, ifChanged: false }];
+    const start = { value, fingerprint, ifChanged: false };
+    if (this.isFinal?.(value)) this.pending = [start];
+    else if (this.emitsStart && this.emitsAtStart(value)) this.pending.unshift(start);
     this.poke();
   }
 
@@ -295,7 +301,7 @@ export interface LiveStateOptions<T> {
   fromEvent?: (detail: string) => T;
   /** Equal fingerprints mean no change; default: the JSON text. */
   fingerprint?: (state: T) => string;
-  /** Whether a state found after a resync is worth emitting (default: any). */
+  /** Whether a state found after a resync, or at the start of a `current` subscription, is worth emitting (default: any). */
   emitsAfterResync?: (state: T) => boolean;
   /**
    * A state after which nothing more will happen by itself: it is the last one emitted, then the subscription
@@ -326,8 +332,8 @@ class StateFeed<T> extends Feed<T, T> {
     return super.idle && !this.joining;
   }
 
-  follow(): Follower<T> {
-    const follower = new Follower<T>(this.options.fromEvent ? 'every' : 'latest', this.options.isFinal, this.leave, false);
+  follow(emitsStart: boolean): Follower<T> {
+    const follower = new Follower<T>(this.options.fromEvent ? 'every' : 'latest', this.options.isFinal, this.leave, false, emitsStart, this.options.emitsAfterResync);
     this.followers.add(follower);
     this.joiners.push(follower);
     this.startJoinRead();
@@ -379,13 +385,17 @@ class StateFeed<T> extends Feed<T, T> {
   }
 }
 
-/** The state of one key after every event, and after a resync when it changed while events could not arrive. */
-export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, options: LiveStateOptions<T>): AsyncIterableIterator<T> {
+/**
+ * The state of one key after every event, and after a resync when it changed while events could not arrive. `current`:
+ * the first value is the state when the subscription started, read after it was listening, so that a view built from
+ * it misses no change (a view that reads beside its subscription can miss one made between the two).
+ */
+export function liveState<T>(bus: EventBus, topic: EventTopic, key: string, options: LiveStateOptions<T>, { current = false }: { current?: boolean } = {}): AsyncIterableIterator<T> {
   const feeds = feedsOf(bus);
   const id = feedId(topic, key, options.variant);
   let feed = feeds.get(id) as StateFeed<T> | undefined;
   if (!feed) feed = new StateFeed<T>(feeds, id, topic, key, bus, options);
-  return feed.follow();
+  return feed.follow(current);
 }
 
 export interface LiveChangesOptions<R> {
@@ -461,4 +471,51 @@ export function liveFollowers(bus: EventBus): LiveFollower[] {
     for (const follower of feed.followers) all.push({ topic: feed.topic, key: feed.key, seq: follower.seq, ready: follower.ready && feed.idle });
   }
   return all;
+}
+
+/**
+ * The keys of a topic as they change, whatever the key, in any gateway process; null after a resync (anything may
+ * have changed). Keys a subscriber has not taken yet wait once each, and a resync replaces them all: a list view
+ * reads itself again on either, so what it is owed is bounded by what changed, not by how often.
+ */
+export function topicChanges(bus: EventBus, topic: EventTopic): AsyncIterableIterator<string | null> {
+  let pending = new Set<string | null>();
+  let wake: (() => void) | undefined;
+  let closed = false;
+  const poke = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  const stops = [
+    bus.onTopic(topic, (key) => (pending.add(key), poke())),
+    bus.onResync(() => ((pending = new Set([null])), poke())),
+  ];
+  const close = (): IteratorResult<string | null> => {
+    if (!closed) {
+      closed = true;
+      for (const stop of stops) stop();
+      pending.clear();
+    }
+    poke();
+    return DONE;
+  };
+  return {
+    async next() {
+      for (;;) {
+        if (closed) return DONE;
+        const [first] = pending;
+        if (first !== undefined) {
+          pending.delete(first);
+          return { value: first, done: false };
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    return: () => Promise.resolve(close()),
+    throw: (error: unknown) => (close(), Promise.reject(error)),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }

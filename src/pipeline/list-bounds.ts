@@ -1,4 +1,5 @@
 import { getNamedType, getNullableType, isLeafType, isListType, type GraphQLField } from 'graphql';
+import { ATTEMPT_HISTORY } from '../db/task-attempts.js';
 
 // How many items each list field of the schema may return, for the query cost (operation.ts). The estimate must
 // count what will execute, so every list is counted by what bounds it in the resolvers:
@@ -31,6 +32,8 @@ export const LIST_BOUNDS: ReadonlyMap<string, number> = new Map([
   ['Query.taskActivity', 1440],
   ['Query.jobActivity', 1440],
   ['Query.deliveryActivity', 1440],
+  // A task keeps its last ATTEMPT_HISTORY attempts: the settle statement trims the older ones.
+  ['Task.history', ATTEMPT_HISTORY],
 ]);
 
 /**

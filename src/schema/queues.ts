@@ -3,7 +3,8 @@ import { builder } from './builder.js';
 import { defineConnection, dropNulls, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import * as queues from '../queues/queues.js';
 import { queueFilter, queueName, queueRules, type QueueOrder } from '../queues/queue-rules.js';
-import { liveState } from '../events/live.js';
+import { liveState, topicChanges } from '../events/live.js';
+import { CURRENT_ARG } from './live-args.js';
 
 const QueueStatus = builder.enumType('QueueStatus', {
   description: 'Whether a queue accepts new tasks.',
@@ -157,11 +158,20 @@ builder.subscriptionFields((t) => ({
     extensions: { scope: 'queues:read' },
     nullable: true,
     description: 'The queue each time it changes, made by any gateway process; null once it is deleted.',
-    args: { name: t.arg.string({ required: true, description: 'Queue name.' }) },
+    args: { name: t.arg.string({ required: true, description: 'Queue name.' }), current: t.arg.boolean(CURRENT_ARG) },
     subscribe: (_root, args, ctx) => {
       const name = validate(queueName, args.name, 'name');
-      return liveState(ctx.bus, 'queue', name, { read: () => ctx.db.queue.findUnique({ where: { name } }) });
+      return liveState(ctx.bus, 'queue', name, { read: () => ctx.db.queue.findUnique({ where: { name } }) }, { current: args.current ?? false });
     },
     resolve: (_query, queue) => queue,
+  }),
+  queuesChanged: t.field({
+    type: 'String',
+    extensions: { scope: 'queues:read' },
+    nullable: true,
+    description:
+      'The name of a queue each time one is created, changed or deleted, by any gateway process; null when changes may have been missed (the gateway lost its event connection for a while). A list of queues reads itself again on either. Names not taken yet are sent once each.',
+    subscribe: (_root, _args, ctx) => topicChanges(ctx.bus, 'queue'),
+    resolve: (name) => name,
   }),
 }));

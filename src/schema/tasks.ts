@@ -13,6 +13,8 @@ import { taskEventKey } from '../db/sql/taskEvents.js';
 import { queueTaskCounts } from '../db/sql/queueTaskCounts.js';
 import { taskActivity } from '../db/sql/taskActivity.js';
 import { liveState } from '../events/live.js';
+import { ATTEMPT_ANSWER_LIMIT, ATTEMPT_HISTORY } from '../db/task-attempts.js';
+import { CURRENT_ARG } from './live-args.js';
 import { objectSlot } from '../kit/object-slot.js';
 
 const TaskStatus = builder.enumType('TaskStatus', {
@@ -56,6 +58,36 @@ const TaskResultRef = builder.objectRef<{ statusCode: number; body: string }>('T
   }),
 });
 
+/** One entry of Task.history as the settle statement writes it (src/db/sql/taskHistory.ts). */
+interface StoredAttempt {
+  attempt: number;
+  /** A timestamp without time zone, as jsonb writes one: UTC. */
+  startTime: string;
+  finishTime: string;
+  outcome: string;
+  statusCode: number | null;
+  error: string | null;
+  answer: string | null;
+}
+
+const utc = (text: string) => new Date(`${text}Z`);
+
+const TaskAttemptRef = builder.objectRef<StoredAttempt>('TaskAttempt').implement({
+  description: `One ended attempt of a task (the last ${ATTEMPT_HISTORY} are kept).`,
+  fields: (t) => ({
+    attempt: t.exposeInt('attempt', { description: 'Its number, from 1 (a restart counts from 1 again).' }),
+    startTime: t.field({ type: 'DateTime', description: 'When it started.', resolve: (x) => utc(x.startTime) }),
+    finishTime: t.field({ type: 'DateTime', description: 'When it ended (for LOST: when its lease was found expired).', resolve: (x) => utc(x.finishTime) }),
+    durationMs: t.int({ description: 'How long it took, in milliseconds.', resolve: (x) => Math.max(0, utc(x.finishTime).getTime() - utc(x.startTime).getTime()) }),
+    outcome: t.exposeString('outcome', {
+      description: 'SUCCEEDED, RETRY (failed; another attempt follows after a backoff), FAILED (failed, the last one) or LOST (its lease expired: the process running it stopped).',
+    }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: "The target's HTTP status, when it answered." }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed.' }),
+    answer: t.exposeString('answer', { nullable: true, description: `The start of the target's answer (at most ${ATTEMPT_ANSWER_LIMIT} characters of its body).` }),
+  }),
+});
+
 export const TaskRef = builder.prismaObject('Task', {
   description: 'A task of a queue: running it sends its HTTP target.',
   fields: (t) => ({
@@ -84,6 +116,11 @@ export const TaskRef = builder.prismaObject('Task', {
     startTime: t.expose('startTime', { type: 'DateTime', nullable: true, description: 'When its last attempt started.' }),
     finishTime: t.expose('finishTime', { type: 'DateTime', nullable: true, description: 'When it became SUCCEEDED, FAILED or CANCELLED.' }),
     updateTime: t.expose('updateTime', { type: 'DateTime', description: 'When it last changed.' }),
+    history: t.field({
+      type: [TaskAttemptRef],
+      description: `Its last ${ATTEMPT_HISTORY} ended attempts, newest first, across restarts: start, duration, HTTP status, error and the start of each answer.`,
+      resolve: (x) => (Array.isArray(x.history) ? (x.history as unknown as StoredAttempt[]) : []),
+    }),
     nextAttemptAt: t.field({
       type: 'DateTime',
       nullable: true,
@@ -269,18 +306,32 @@ builder.subscriptionFields((t) => ({
     type: TaskStatusChangeRef,
     extensions: { scope: 'tasks:read' },
     description:
-      'Every status change of one task, in order, made by any gateway process (READY, RUNNING, ...). Completes after an end status (SUCCEEDED, FAILED, CANCELLED), which is sent at once when the task is already in one; restartTask starts a new run to follow with a new subscription.',
-    args: keyArgs(t.arg),
+      'Every status change of one task, in order, made by any gateway process (READY, RUNNING, ...). Completes after an end status (SUCCEEDED, FAILED, CANCELLED), which is sent at once when the task is already in one; restartTask starts a new run to follow with a new subscription, unless `followRestarts`.',
+    args: {
+      ...keyArgs(t.arg),
+      current: t.arg.boolean(CURRENT_ARG),
+      followRestarts: t.arg.boolean({
+        description: 'Does not complete at an end status: a restart (restartTask, by anyone) and the run after it come on the same subscription (default false).',
+      }),
+    },
     subscribe: (_root, args, ctx) => {
-      const key = validate(taskKey, args);
+      const key = validate(taskKey, { queueName: args.queueName, name: args.name });
+      const followRestarts = args.followRestarts ?? false;
       const change = (status: TaskStatusName | null): TaskStatusChange | null => (status === null ? null : { queueName: key.queueName, name: key.name, status });
-      return liveState<TaskStatusChange | null>(ctx.bus, 'task', taskEventKey(key.queueName, key.name), {
-        read: async () => change(await tasks.taskStatusOf(ctx.db, key)),
-        fromEvent: (status) => change(status as TaskStatusName), // task events carry the new status, in commit order
-        fingerprint: (state) => state?.status ?? '',
-        emitsAfterResync: (state) => state !== null,
-        isFinal: (state) => state !== null && TASK_END_STATUSES.includes(state.status),
-      });
+      return liveState<TaskStatusChange | null>(
+        ctx.bus,
+        'task',
+        taskEventKey(key.queueName, key.name),
+        {
+          read: async () => change(await tasks.taskStatusOf(ctx.db, key)),
+          fromEvent: (status) => change(status as TaskStatusName), // task events carry the new status, in commit order
+          fingerprint: (state) => state?.status ?? '',
+          emitsAfterResync: (state) => state !== null,
+          // Followers that stop at an end status and those that follow restarts do not share a feed.
+          ...(followRestarts ? { variant: 'restarts' } : { isFinal: (state: TaskStatusChange | null) => state !== null && TASK_END_STATUSES.includes(state.status) }),
+        },
+        { current: args.current ?? false },
+      );
     },
     resolve: (change) => change as unknown as TaskStatusChange,
   }),
@@ -288,10 +339,10 @@ builder.subscriptionFields((t) => ({
     type: TasksSummaryRef,
     extensions: { scope: 'tasks:read' },
     description: "The queue's task counts each time one of its tasks changes, in any gateway process.",
-    args: { queueName: t.arg.string({ required: true, description: 'Queue name.' }) },
+    args: { queueName: t.arg.string({ required: true, description: 'Queue name.' }), current: t.arg.boolean(CURRENT_ARG) },
     subscribe: (_root, args, ctx) => {
       const name = validate(queueName, args.queueName, 'queueName');
-      return liveState(ctx.bus, 'queueTasks', name, { read: () => tasks.tasksSummary(ctx.db, name) });
+      return liveState(ctx.bus, 'queueTasks', name, { read: () => tasks.tasksSummary(ctx.db, name) }, { current: args.current ?? false });
     },
     resolve: (summary) => summary,
   }),

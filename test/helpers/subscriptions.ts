@@ -8,10 +8,10 @@ import WebSocket from 'ws';
 import { eventually } from './sink.js';
 
 // When may a test make the change a subscription should report? Neither graphql-ws nor SSE says anything before
-// the first event, and the subscriptions emit no initial state. On the server, a subscription follows its key through
-// a feed of the event bus (src/events/live.ts), and it is ready once it has read the state it starts from (what a
-// resync is compared with) and waits for the next value, with nothing left for its feed to read. So for a gateway in
-// this process, the test asks the feeds.
+// the first event, and the subscriptions emit no initial state unless asked (`current: true`). On the server, a
+// subscription follows its key through a feed of the event bus (src/events/live.ts), and it is ready once it has
+// read the state it starts from (what a resync is compared with) and waits for the next value, with nothing left for
+// its feed to read. So for a gateway in this process, the test asks the feeds.
 
 export interface SubscriptionWatch {
   /**

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 // A real HTTP peer for task targets. It counts the requests in flight (the queue-rate tests read `maxConcurrent`)
 // and answers by path: /fail -> 500; /hold -> never answers until `release()` (or the caller hangs up);
-// ?ms=N delays the answer N ms; anything else -> 200 "done <task name>".
+// ?ms=N delays the answer N ms; ?failUntil=N answers 500 to attempts before the Nth; ?answer=N answers N letters;
+// anything else -> 200 "done <task name>".
 
 export interface TaskHit {
   path: string;
@@ -61,11 +62,12 @@ export async function startTaskSink(): Promise<TaskSink> {
       hits.push(hit);
       const answer = () => {
         if (res.destroyed) return;
-        hit.status = url.pathname === '/fail' ? 500 : 200;
+        hit.status = url.pathname === '/fail' || hit.attempt < Number(url.searchParams.get('failUntil') ?? 0) ? 500 : 200;
         hit.end = Date.now();
         done();
         res.writeHead(hit.status, { 'content-type': 'text/plain' });
-        res.end(hit.status === 200 ? `done ${hit.task}` : 'broken');
+        const letters = Number(url.searchParams.get('answer') ?? 0);
+        res.end(hit.status !== 200 ? 'broken' : letters > 0 ? 'a'.repeat(letters) : `done ${hit.task}`);
       };
       if (url.pathname === '/hold' && !released) {
         held.add(answer);

@@ -2,6 +2,8 @@ import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { TaskAction } from '../task-transitions.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
+import { ATTEMPT_ANSWER_LIMIT } from '../task-attempts.js';
+import { keptAttempts } from './taskHistory.js';
 
 export interface TaskSettlement {
   action: Extract<TaskAction, 'succeed' | 'retry' | 'fail'>;
@@ -12,6 +14,8 @@ export interface TaskSettlement {
 }
 
 const STATUS_AFTER = { succeed: 'SUCCEEDED', retry: 'READY', fail: 'FAILED' } as const;
+/** What an attempt came to, as TaskAttempt.outcome keeps it. */
+const OUTCOME = { succeed: 'SUCCEEDED', retry: 'RETRY', fail: 'FAILED' } as const;
 const ACTIONS = Object.keys(STATUS_AFTER) as TaskSettlement['action'][];
 
 /**
@@ -32,19 +36,22 @@ export function settleTasksStatement(db: PrismaClient, workerId: string, items: 
     SELECT s.id::text AS id FROM settled s, announced`;
 }
 
-/** The CTEs of a settle, after a `clock` CTE: `settled` holds the rows it ended (id, "queueName", name, status). */
+/**
+ * The CTEs of a settle, after a `clock` CTE: `settled` holds the rows it ended (id, "queueName", name, status). Each
+ * ended attempt goes into the task's history in the same UPDATE.
+ */
 export function settleCtes(workerId: string, items: readonly { id: string; settlement: TaskSettlement }[]): Prisma.Sql {
   const values = Prisma.join(
     items.map(({ id, settlement: s }) => {
       const result = s.result === undefined || s.result === null ? null : JSON.stringify(s.result);
-      return Prisma.sql`(${id}::uuid, ${s.action}::text, ${STATUS_AFTER[s.action]}::"TaskStatus", ${s.lastError}::text, ${result}::jsonb, ${s.delayMs}::float8)`;
+      return Prisma.sql`(${id}::uuid, ${s.action}::text, ${STATUS_AFTER[s.action]}::"TaskStatus", ${OUTCOME[s.action]}::text, ${s.lastError}::text, ${result}::jsonb, ${s.delayMs}::float8)`;
     }),
   );
   const allowed = Prisma.join(
     ACTIONS.map((action) => Prisma.sql`(v.action = ${action} AND ${statusAllows('t.status', action)})`),
     ' OR ',
   );
-  return Prisma.sql`v (id, action, status, "lastError", result, "delayMs") AS (VALUES ${values}),
+  return Prisma.sql`v (id, action, status, outcome, "lastError", result, "delayMs") AS (VALUES ${values}),
     settled AS (
       UPDATE "Task" t SET
         status = v.status,
@@ -53,7 +60,11 @@ export function settleCtes(workerId: string, items: readonly { id: string; settl
         "availableAt" = clock.now + make_interval(secs => v."delayMs" / 1000.0),
         "lockedBy" = NULL, "lockedUntil" = NULL,
         "finishTime" = CASE WHEN v.action = 'retry' THEN NULL ELSE clock.now END,
-        "updateTime" = clock.now
+        "updateTime" = clock.now,
+        history = ${keptAttempts(Prisma.sql`jsonb_build_object(
+          'attempt', t.attempts, 'startTime', coalesce(t."startTime", clock.now), 'finishTime', clock.now, 'outcome', v.outcome,
+          'statusCode', CASE WHEN jsonb_typeof(v.result->'statusCode') = 'number' THEN (v.result->>'statusCode')::int END,
+          'error', v."lastError", 'answer', left(v.result->>'body', ${ATTEMPT_ANSWER_LIMIT}::int))`)}
       FROM v, clock
       WHERE t.id = v.id AND t."lockedBy" = ${workerId} AND (${allowed})
       RETURNING t.id, t."queueName", t.name, t.status

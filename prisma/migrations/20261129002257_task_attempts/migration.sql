@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Task" ADD COLUMN     "history" JSONB NOT NULL DEFAULT '[]';
