@@ -213,8 +213,103 @@ describe('the operator console in a browser, AUTH=on', () => {
       expect(panel).toContain('HTTP 200');
       expect(panel).toMatch(/1 of 20/);
       await expect.poll(() => c.page.locator('.timeline li').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringMatching(/^running/), expect.stringMatching(/^succeeded/)]));
+      // Each attempt, and the payload it carried.
+      await expect.poll(() => c.page.locator('.attempts [data-attempt="1"]').innerText()).toMatch(/succeeded[\s\S]*HTTP 200/);
+      await c.page.locator('.payload summary').click();
+      expect(await c.page.locator('.payload pre').innerText()).toContain('"n": "t1"');
       // The task list followed too.
       await expect.poll(() => c.page.locator('[data-task="t2"] .status').innerText()).toBe('succeeded');
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("each queue's page starts from its own state; filters and page live in the address (reload, back, a shared link)", async () => {
+    const db = t.gateway.services.db;
+    await api('mutation { a: createQueue(input: {name: "st-a", rate: 2}) { name } b: createQueue(input: {name: "st-b", rate: 10}) { name } }');
+    await api('mutation { a: pauseQueue(name: "st-a") { paused } b: pauseQueue(name: "st-b") { paused } }');
+    const target = { url: `${sink.url}/never`, method: 'POST' };
+    await db.task.createMany({ data: Array.from({ length: 60 }, (_, i) => ({ queueName: 'st-a', name: `r${String(i).padStart(2, '0')}`, status: 'READY' as const, target })) });
+    await db.task.createMany({ data: Array.from({ length: 3 }, (_, i) => ({ queueName: 'st-b', name: `f${i}`, status: 'FAILED' as const, target, lastError: 'HTTP 500' })) });
+    const pager = (page: Page) => page.getByRole('navigation', { name: 'tasks pages' }).locator('[aria-live]');
+    const c = await openConsole(operatorKey);
+    try {
+      // Queue st-b, narrowed to its failed tasks, a new rate typed but not set.
+      await c.go('#/queues/st-b', 'Queue st-b');
+      await c.page.getByLabel('Status').selectOption('FAILED');
+      await expect.poll(() => pager(c.page).innerText()).toBe('1–3 of 3');
+      await c.page.getByLabel('Rate of st-b').fill('99');
+      // Then st-a from the address bar: nothing of st-b's page carries over.
+      await c.page.evaluate(() => (location.hash = '#/queues/st-a'));
+      await c.page.getByRole('heading', { level: 1, name: 'Queue st-a' }).waitFor();
+      await expect.poll(() => c.page.getByLabel('Rate of st-a').inputValue()).toBe('2');
+      expect(await c.page.getByLabel('Status').inputValue()).toBe('');
+      await expect.poll(() => pager(c.page).innerText()).toBe('1–25 of 60');
+      // Back to st-b: its own address, with the filter it had.
+      await c.page.goBack();
+      await c.page.getByRole('heading', { level: 1, name: 'Queue st-b' }).waitFor();
+      await expect.poll(() => pager(c.page).innerText()).toBe('1–3 of 3');
+      expect(await c.page.getByLabel('Status').inputValue()).toBe('FAILED');
+      expect(await c.page.getByLabel('Rate of st-b').inputValue()).toBe('10');
+
+      // st-a at scale: the last page in one click, a page by its number, each page in the address.
+      await c.go('#/queues/st-a', 'Queue st-a');
+      await c.page.getByLabel('Status').selectOption('READY');
+      await c.page.getByRole('button', { name: 'Next →' }).click();
+      await expect.poll(() => pager(c.page).innerText()).toBe('26–50 of 60');
+      await c.page.getByRole('button', { name: 'Last »' }).click();
+      await expect.poll(() => pager(c.page).innerText()).toBe('51–60 of 60');
+      await expect.poll(() => c.page.locator('[data-task]').count()).toBe(10);
+      expect(await c.page.evaluate(() => location.hash)).toBe('#/queues/st-a?status=READY&page=3');
+      await c.page.reload();
+      await c.page.getByRole('heading', { level: 1, name: 'Queue st-a' }).waitFor();
+      await expect.poll(() => pager(c.page).innerText()).toBe('51–60 of 60');
+      await c.page.goBack();
+      await expect.poll(() => pager(c.page).innerText()).toBe('26–50 of 60');
+      await c.page.getByRole('spinbutton', { name: /^Page/ }).fill('1');
+      await c.page.getByRole('button', { name: 'Go', exact: true }).click();
+      await expect.poll(() => pager(c.page).innerText()).toBe('1–25 of 60');
+      // A page past the end (the link is old, the rows are gone) shows the last one.
+      await c.page.evaluate(() => (location.hash = '#/queues/st-a?status=READY&page=9'));
+      await expect.poll(() => pager(c.page).innerText()).toBe('51–60 of 60');
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.close();
+    }
+    // A shared link opens the same rows in another browser.
+    const other = await openConsole(readerKey);
+    try {
+      await other.go('#/queues/st-a?status=READY&page=2', 'Queue st-a');
+      await expect.poll(() => pager(other.page).innerText()).toBe('26–50 of 60');
+      expect(await other.page.getByLabel('Status').inputValue()).toBe('READY');
+      expect(await other.page.locator('[data-task]').first().innerText()).toMatch(/^r/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('an open task panel follows a restart made elsewhere; a queue created elsewhere appears on the open list', async () => {
+    await api('mutation { createQueue(input: {name: "rs"}) { name } }');
+    await api('mutation { pauseQueue(name: "rs") { paused } }');
+    await t.gateway.services.db.task.create({ data: { queueName: 'rs', name: 'f', status: 'FAILED', target: { url: `${sink.url}/x`, method: 'POST' }, attempts: 20, lastError: 'HTTP 503' } });
+    const c = await openConsole(operatorKey);
+    try {
+      await c.go('#/queues/rs/tasks/f', 'Queue rs');
+      await expect.poll(() => c.page.locator('.panel .status').first().innerText()).toBe('failed');
+      await api('mutation { restartTask(queueName: "rs", name: "f") { status } }');
+      await expect.poll(() => c.page.locator('.panel .status').first().innerText()).toBe('ready');
+      await api('mutation { cancelTask(queueName: "rs", name: "f") { status } }');
+      await expect.poll(() => c.page.locator('.panel .status').first().innerText()).toBe('cancelled');
+      await expect.poll(() => c.page.locator('.timeline li').allInnerTexts()).toEqual(expect.arrayContaining([expect.stringMatching(/^ready/), expect.stringMatching(/^cancelled/)]));
+      await expect.poll(() => c.page.locator('[data-task="f"] .status').innerText()).toBe('cancelled');
+
+      await c.go('#/queues?name=fresh-', 'Queues');
+      await expect.poll(() => c.page.getByRole('navigation', { name: 'queues pages' }).innerText()).toContain('No queues');
+      await api('mutation { createQueue(input: {name: "fresh-1"}) { name } }');
+      await queueRow(c.page, 'fresh-1').waitFor();
+      await legacy('deleteQueue', { name: 'fresh-1' });
+      await expect.poll(() => queueRow(c.page, 'fresh-1').count()).toBe(0);
       expect(c.problems).toEqual([]);
     } finally {
       await c.close();
@@ -261,7 +356,7 @@ describe('the operator console in a browser, AUTH=on', () => {
         const buttons = await reader.page.locator('main button').allInnerTexts();
         // Not even hidden ones (a closed dialog's).
         // Paging stays; no action is offered.
-        expect(buttons.filter((b) => !/Previous|Next/.test(b)), fragment).toEqual([]);
+        expect(buttons.filter((b) => !/First|Previous|Next|Last|^Go$/.test(b)), fragment).toEqual([]);
       }
       expect(await reader.page.locator('.actions').first().innerText()).toContain('read only');
       expect(reader.operations.filter((o) => /^(Pause|Resume|Open|Close|Change|Delete|Cancel|Restart|Run)/.test(o))).toEqual([]);

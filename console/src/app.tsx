@@ -220,14 +220,15 @@ function Page({ route }: { route: Route }) {
     case 'queues':
       return <QueuesPage />;
     case 'queue':
-      return <QueuePage queue={route.queue} task={route.task} />;
+      // Keyed: another queue's page starts afresh (its rate box, its filters), never from the last queue's state.
+      return <QueuePage key={route.queue} queue={route.queue} task={route.task} />;
     case 'jobs':
       return <JobsPage />;
     case 'job':
-      return <JobPage job={route.job} />;
+      return <JobPage key={route.job} job={route.job} />;
     case 'notifications':
       return <NotificationsPage />;
     case 'request':
-      return <RequestPage incomingId={route.incomingId} />;
+      return <RequestPage key={route.incomingId} incomingId={route.incomingId} />;
   }
 }

@@ -38,17 +38,21 @@ export const Queues = graphql(`
   }
 `);
 
+// Live views start from their subscription's first event (`current: true`, the state once it listens): a view that
+// read beside its subscription could miss a change made between the two.
 export const QueueChanged = graphql(`
   subscription QueueChanged($name: String!) {
-    queueChanged(name: $name) { name status paused rate description updateTime }
+    queueChanged(name: $name, current: true) { name status paused rate description updateTime }
   }
 `);
 
 export const SummaryChanged = graphql(`
   subscription SummaryChanged($queueName: String!) {
-    tasksSummaryChanged(queueName: $queueName) { total blocked ready running succeeded failed cancelled }
+    tasksSummaryChanged(queueName: $queueName, current: true) { total blocked ready running succeeded failed cancelled }
   }
 `);
+
+export const QueuesChanged = graphql(`subscription QueuesChanged { queuesChanged }`);
 
 export const PauseQueue = graphql(`mutation PauseQueue($name: String!) { pauseQueue(name: $name) { name paused } }`);
 export const ResumeQueue = graphql(`mutation ResumeQueue($name: String!) { resumeQueue(name: $name) { name paused } }`);
@@ -78,14 +82,15 @@ export const TaskDetail = graphql(`
       id queueName name description status attempts maxAttempts minBackoffMs maxBackoffMs lastError
       target { url method headers body timeoutSeconds }
       result { statusCode body }
-      payload dependsOn scheduleTime createTime startTime finishTime updateTime
+      payload dependsOn scheduleTime createTime startTime finishTime updateTime nextAttemptAt
+      history { attempt startTime durationMs outcome statusCode error answer }
     }
   }
 `);
 
 export const TaskStatus = graphql(`
   subscription TaskStatus($queueName: String!, $name: String!) {
-    taskStatusChanged(queueName: $queueName, name: $name) { status }
+    taskStatusChanged(queueName: $queueName, name: $name, current: true, followRestarts: true) { status }
   }
 `);
 

@@ -4,30 +4,32 @@ import { InstanceChanged, JobDetail } from '../api/operations';
 import type { InstanceFieldsFragment, JobDetailQuery } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { Status, Time } from '../parts/format';
-import { Pager, usePageCursor } from '../parts/pager';
+import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 import { JobActions } from './jobs';
 
 const PAGE_SIZE = 20;
 
 export function JobPage({ job: name }: { job: string }) {
-  const cursor = usePageCursor();
-  const { data, error } = useQuery(JobDetail, { name, first: PAGE_SIZE, after: cursor.after });
+  const list = useListState([], PAGE_SIZE);
+  const { data, error, loading } = useQuery(JobDetail, { name, first: PAGE_SIZE, after: list.after });
+  // Instances that appeared live on the first page since it was read: the count below the rows includes them.
+  const [added, setAdded] = useState(0);
   const [job, setJob] = useState<JobDetailQuery['job']>();
   const [instances, setInstances] = useState<InstanceFieldsFragment[]>([]);
   useEffect(() => {
     if (!data) return;
     setJob(data.job);
     setInstances(data.jobInstances.nodes);
+    setAdded(0);
   }, [data]);
   // New instances appear on the first page, and every instance shown follows its status.
+  const onFirstPage = list.page === 1;
   useSubscription(InstanceChanged, { jobName: name }, ({ jobInstanceChanged: changed }) => {
     if (!changed) return;
-    setInstances((list) => {
-      const known = list.some((i) => i.id === changed.id);
-      if (known) return list.map((i) => (i.id === changed.id ? changed : i));
-      return cursor.index === 0 ? [changed, ...list].slice(0, PAGE_SIZE) : list;
-    });
+    const known = instances.some((i) => i.id === changed.id);
+    setInstances((shown) => (shown.some((i) => i.id === changed.id) ? shown.map((i) => (i.id === changed.id ? changed : i)) : onFirstPage ? [changed, ...shown].slice(0, PAGE_SIZE) : shown));
+    if (!known && onFirstPage) setAdded((n) => n + 1);
   });
   return (
     <section aria-labelledby="job-title">
@@ -91,7 +93,7 @@ export function JobPage({ job: name }: { job: string }) {
           </div>
         ))}
       </div>
-      <Pager cursor={cursor} size={PAGE_SIZE} total={data?.jobInstances.totalCount} hasNext={data?.jobInstances.pageInfo.hasNextPage ?? false} endCursor={data?.jobInstances.pageInfo.endCursor} label="instances" />
+      <Pager state={list} size={PAGE_SIZE} total={data && data.jobInstances.totalCount + added} hasNext={(data?.jobInstances.pageInfo.hasNextPage ?? false) || (onFirstPage && instances.length === PAGE_SIZE && added > 0)} label="instances" loading={loading} />
     </section>
   );
 }

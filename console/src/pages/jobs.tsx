@@ -4,19 +4,20 @@ import { Jobs, PauseJob, ResumeJob, RunJob, InstanceChanged } from '../api/opera
 import type { JobFilter, JobStatus, JobsQuery } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { Time } from '../parts/format';
-import { Pager, usePageCursor } from '../parts/pager';
+import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 
 const PAGE_SIZE = 25;
 
 type Job = JobsQuery['jobs']['nodes'][number];
 
+const FILTERS = ['name', 'status'] as const;
+
 export function JobsPage() {
-  const [prefix, setPrefix] = useState('');
-  const [status, setStatus] = useState('');
-  const cursor = usePageCursor();
+  const list = useListState(FILTERS, PAGE_SIZE);
+  const { name: prefix, status } = list.values;
   const filter: JobFilter = { ...(prefix.trim() && { namePrefix: prefix.trim() }), ...((status === 'ENABLED' || status === 'PAUSED') && { status: status as JobStatus }) };
-  const { data, error } = useQuery(Jobs, { filter, first: PAGE_SIZE, after: cursor.after });
+  const { data, error, loading } = useQuery(Jobs, { filter, first: PAGE_SIZE, after: list.after });
   const page = data?.jobs;
   return (
     <section aria-labelledby="jobs-title">
@@ -24,11 +25,11 @@ export function JobsPage() {
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Name starts with
-          <input type="search" value={prefix} onChange={(e) => (setPrefix(e.target.value), cursor.reset())} />
+          <input type="search" value={prefix} onChange={(e) => list.set('name', e.target.value)} />
         </label>
         <label>
           Status
-          <select value={status} onChange={(e) => (setStatus(e.target.value), cursor.reset())}>
+          <select value={status} onChange={(e) => list.set('status', e.target.value)}>
             <option value="">Any</option>
             <option value="ENABLED">Enabled</option>
             <option value="PAUSED">Paused</option>
@@ -46,7 +47,7 @@ export function JobsPage() {
         </div>
         {page?.nodes.map((job) => <JobRow key={job.name} job={job} />)}
       </div>
-      <Pager cursor={cursor} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} endCursor={page?.pageInfo.endCursor} label="jobs" />
+      <Pager state={list} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} label="jobs" loading={loading} />
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { RequestChanged, Stubs, Units } from '../api/operations';
 import type { UnitFieldsFragment } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { CHANNELS, NOTIFICATION_STATUSES, Status, Time } from '../parts/format';
-import { Pager, usePageCursor } from '../parts/pager';
+import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 
 const PAGE_SIZE = 50;
@@ -12,18 +12,18 @@ const PAGE_SIZE = 50;
 type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 type Channel = (typeof CHANNELS)[number];
 
+const FILTERS = ['system', 'status', 'channel'] as const;
+
 export function NotificationsPage() {
   const may = useMay();
-  const [systemId, setSystemId] = useState('');
-  const [status, setStatus] = useState('');
-  const [channel, setChannel] = useState('');
-  const cursor = usePageCursor();
+  const list = useListState(FILTERS, PAGE_SIZE);
+  const { system: systemId, status, channel } = list.values;
   const filter = {
     ...(systemId.trim() && { systemId: systemId.trim() }),
     ...(status && { status: status as NotificationStatus }),
     ...(channel && { channel: channel as Channel }),
   };
-  const { data, error } = useQuery(Units, { filter, first: PAGE_SIZE, after: cursor.after });
+  const { data, error, loading } = useQuery(Units, { filter, first: PAGE_SIZE, after: list.after });
   const page = data?.notifications;
   // A page lists units newest request first, a request's units together: shown grouped by request.
   const requests: { incomingId: string; units: UnitFieldsFragment[] }[] = [];
@@ -39,11 +39,11 @@ export function NotificationsPage() {
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           System
-          <input type="search" value={systemId} onChange={(e) => (setSystemId(e.target.value), cursor.reset())} />
+          <input type="search" value={systemId} onChange={(e) => list.set('system', e.target.value)} />
         </label>
         <label>
           Status
-          <select value={status} onChange={(e) => (setStatus(e.target.value), cursor.reset())}>
+          <select value={status} onChange={(e) => list.set('status', e.target.value)}>
             <option value="">Any</option>
             {NOTIFICATION_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -54,7 +54,7 @@ export function NotificationsPage() {
         </label>
         <label>
           Channel
-          <select value={channel} onChange={(e) => (setChannel(e.target.value), cursor.reset())}>
+          <select value={channel} onChange={(e) => list.set('channel', e.target.value)}>
             <option value="">Any</option>
             {CHANNELS.map((c) => (
               <option key={c} value={c}>
@@ -70,13 +70,14 @@ export function NotificationsPage() {
           <article key={request.incomingId} className="request" data-request={request.incomingId}>
             <h3>
               <a href={href('notifications', request.incomingId)}>Request {request.incomingId.slice(0, 8)}</a> <span className="muted">{request.units[0]!.systemId}</span>{' '}
-              <span className="muted">{request.units[0]!.channel.toLowerCase()}</span> <Time at={request.units[0]!.createTime} />
+              <span className="muted">{request.units[0]!.channel.toLowerCase()}</span> <Time at={request.units[0]!.createTime} />{' '}
+              <span className="muted unit-count">{request.units.length === 1 ? '1 unit' : `${request.units.length} units`}</span>
             </h3>
             <UnitList units={request.units} />
           </article>
         ))}
       </div>
-      <Pager cursor={cursor} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} endCursor={page?.pageInfo.endCursor} label="units" />
+      <Pager state={list} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} label="units" loading={loading} />
       {may('Query', 'stubNotifications') && <StubsSection />}
     </section>
   );

@@ -4,27 +4,34 @@ import { CancelTask, QueueChanged, QueueTasks, RestartTask, SummaryChanged, Task
 import type { QueueFieldsFragment } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { Status, Time, TASK_STATUSES } from '../parts/format';
-import { Pager, usePageCursor } from '../parts/pager';
-import { href } from '../route';
+import { Pager, useListState } from '../parts/pager';
+import { href, withParams } from '../route';
 import { Counts, QueueActions } from './queues';
 
 const PAGE_SIZE = 25;
 /** Changes arriving together (a busy queue) refresh the list once. */
 const SETTLE_MS = 300;
 
+const FILTERS = ['status', 'name'] as const;
+
+/**
+ * One queue (mounted afresh for each queue, so nothing typed or chosen on one queue's page carries over to the next):
+ * its head and counts follow its subscriptions from their first event, the state once they listen; the list of
+ * tasks is read again after each change of the counts (settled), so it misses no change either.
+ */
 export function QueuePage({ queue: name, task }: { queue: string; task: string | undefined }) {
-  const [status, setStatus] = useState('');
-  const [search, setSearch] = useState('');
-  const cursor = usePageCursor();
+  const list = useListState(FILTERS, PAGE_SIZE);
+  const { status, name: search } = list.values;
   const filter = { ...(status && { status: status as (typeof TASK_STATUSES)[number] }), ...(search.trim() && { name: search.trim() }) };
-  const { data, error, refetch } = useQuery(QueueTasks, { queueName: name, filter, first: PAGE_SIZE, after: cursor.after });
+  const { data, error, refetch, loading } = useQuery(QueueTasks, { queueName: name, filter, first: PAGE_SIZE, after: list.after });
   const [queue, setQueue] = useState<QueueFieldsFragment>();
   const [gone, setGone] = useState(false);
+  // The read gives the head until the subscriptions' first events do.
   useEffect(() => {
-    if (data?.queue) setQueue(data.queue);
+    if (data?.queue) setQueue((q) => q ?? data.queue);
   }, [data]);
   const settle = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useSubscription(QueueChanged, { name }, ({ queueChanged }) => (queueChanged ? setQueue((q) => q && { ...q, ...queueChanged }) : setGone(true)));
+  useSubscription(QueueChanged, { name }, ({ queueChanged }) => (queueChanged ? setQueue((q) => (q ? { ...q, ...queueChanged } : q)) : setGone(true)));
   useSubscription(SummaryChanged, { queueName: name }, ({ tasksSummaryChanged }) => {
     setQueue((q) => q && { ...q, tasksSummary: tasksSummaryChanged });
     clearTimeout(settle.current);
@@ -50,16 +57,16 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
           <QueueActions queue={queue} onChanged={(c) => setQueue((q) => q && { ...q, ...c })} onDeleted={() => setGone(true)} />
         </div>
       )}
-      {task && <TaskPanel queueName={name} name={task} onChanged={refetch} />}
+      {task && <TaskPanel key={task} queueName={name} name={task} onChanged={refetch} closeHref={withParams(href('queues', name), { ...list.values, page: list.page > 1 ? list.page : undefined })} />}
       <h2>Tasks</h2>
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Name starts with
-          <input type="search" value={search} onChange={(e) => (setSearch(e.target.value), cursor.reset())} />
+          <input type="search" value={search} onChange={(e) => list.set('name', e.target.value)} />
         </label>
         <label>
           Status
-          <select value={status} onChange={(e) => (setStatus(e.target.value), cursor.reset())}>
+          <select value={status} onChange={(e) => list.set('status', e.target.value)}>
             <option value="">Any</option>
             {TASK_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -79,7 +86,7 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
         {tasks?.nodes.map((t) => (
           <div className="tr" role="row" key={t.id} data-task={t.name}>
             <span role="cell" className="name">
-              <a href={href('queues', name, 'tasks', t.name)} aria-current={t.name === task ? 'true' : undefined}>
+              <a href={withParams(href('queues', name, 'tasks', t.name), { ...list.values, page: list.page > 1 ? list.page : undefined })} aria-current={t.name === task ? 'true' : undefined}>
                 {t.name}
               </a>
               {t.lastError && <small className="muted">{t.lastError}</small>}
@@ -96,7 +103,7 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
           </div>
         ))}
       </div>
-      <Pager cursor={cursor} size={PAGE_SIZE} total={tasks?.totalCount} hasNext={tasks?.pageInfo.hasNextPage ?? false} endCursor={tasks?.pageInfo.endCursor} label="tasks" />
+      <Pager state={list} size={PAGE_SIZE} total={tasks?.totalCount} hasNext={tasks?.pageInfo.hasNextPage ?? false} label="tasks" loading={loading} />
     </section>
   );
 }
@@ -112,22 +119,19 @@ interface Step {
  * (created, last started, finished), not every status it passed through; the timeline shows those, and every
  * change seen live while the panel is open.
  */
-function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: string; onChanged(): void }) {
+function TaskPanel({ queueName, name, onChanged, closeHref }: { queueName: string; name: string; onChanged(): void; closeHref: string }) {
   const may = useMay();
   const { data, error, refetch } = useQuery(TaskDetail, { queueName, name });
   const [seen, setSeen] = useState<Step[]>([]);
-  // taskStatusChanged completes after an end status; a restart begins a new run to follow.
-  const [run, setRun] = useState(0);
-  useEffect(() => setSeen([]), [queueName, name]);
-  useSubscription(
-    TaskStatus,
-    { queueName, name },
-    ({ taskStatusChanged }) => {
-      setSeen((s) => [...s, { status: taskStatusChanged.status, at: new Date().toISOString(), note: 'seen live' }]);
-      refetch();
-    },
-    { round: run },
-  );
+  // From the task's status once the subscription listens, through restarts made here or anywhere else. The first
+  // event is the status then: a change only if the panel's read showed another one (made between the two).
+  const first = useRef(true);
+  useSubscription(TaskStatus, { queueName, name }, ({ taskStatusChanged: { status } }) => {
+    const known = first.current && data?.task.status === status;
+    first.current = false;
+    if (!known) setSeen((s) => [...s, { status, at: new Date().toISOString(), note: 'seen live' }]);
+    refetch();
+  });
   const cancel = useMutation(CancelTask);
   const restart = useMutation(RestartTask);
   const task = data?.task;
@@ -151,7 +155,7 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
       <h2 id="task-title" tabIndex={-1} ref={heading}>
         Task {name} {task && <Status value={task.status} />}
       </h2>
-      <a className="close" href={href('queues', queueName)}>
+      <a className="close" href={closeHref}>
         Close
       </a>
       {error && <Alert>{error.message}</Alert>}
@@ -169,6 +173,14 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
             <dd>
               {task.attempts} of {task.maxAttempts} (backoff {task.minBackoffMs}–{task.maxBackoffMs} ms)
             </dd>
+            {task.nextAttemptAt && task.attempts > 0 && (
+              <>
+                <dt>Next attempt</dt>
+                <dd>
+                  <Time at={task.nextAttemptAt} /> <span className="muted">(after the backoff, once the queue has a free slot)</span>
+                </dd>
+              </>
+            )}
             <dt>Last answer</dt>
             <dd>{task.result ? <code>HTTP {task.result.statusCode} {task.result.body.slice(0, 200)}</code> : <span className="muted">none yet</span>}</dd>
             {task.lastError && (
@@ -184,6 +196,39 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
               </>
             )}
           </dl>
+          <Payload value={task.payload} />
+          <h3>Attempts</h3>
+          {task.history.length === 0 ? (
+            <p className="muted">No attempt has ended yet.</p>
+          ) : (
+            <div className="table attempts" role="table" aria-label={`Attempts of ${name}`}>
+              <div className="thead" role="row">
+                <span role="columnheader">#</span>
+                <span role="columnheader">Started</span>
+                <span role="columnheader">Took</span>
+                <span role="columnheader">Outcome</span>
+                <span role="columnheader">Answer or error</span>
+              </div>
+              {task.history.map((a) => (
+                <div className="tr" role="row" key={`${a.attempt}-${a.startTime}`} data-attempt={a.attempt}>
+                  <span role="cell">{a.attempt}</span>
+                  <span role="cell" data-label="Started">
+                    <Time at={a.startTime} />
+                  </span>
+                  <span role="cell" data-label="Took">
+                    {a.durationMs.toLocaleString('en')} ms
+                  </span>
+                  <span role="cell" data-label="Outcome">
+                    <Status value={a.outcome} />
+                    {a.statusCode !== null && a.statusCode !== undefined && <span className="muted"> HTTP {a.statusCode}</span>}
+                  </span>
+                  <span role="cell" data-label="Answer" className="outcome">
+                    {a.error && <span className="error-text">{a.error}</span>} {a.answer && <code>{a.answer.slice(0, 300)}</code>}
+                  </span>
+                </div>
+              ))}
+            </div>
+          )}
           <h3>Timeline</h3>
           <ol className="timeline">
             {steps.map((step, i) => (
@@ -201,12 +246,7 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
             {may('Mutation', 'restartTask') && task.status === 'FAILED' && (
               <button
                 type="button"
-                onClick={async () => {
-                  if (await restart.run({ queueName, name })) {
-                    setRun((r) => r + 1);
-                    changed();
-                  }
-                }}
+                onClick={async () => (await restart.run({ queueName, name })) && changed()}
               >
                 Restart task
               </button>
@@ -216,5 +256,21 @@ function TaskPanel({ queueName, name, onChanged }: { queueName: string; name: st
         </>
       )}
     </article>
+  );
+}
+
+/** The payload as JSON, at most PAYLOAD_SHOWN characters of it (a payload can be large; the page stays light). */
+const PAYLOAD_SHOWN = 2048;
+
+function Payload({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return null;
+  const text = JSON.stringify(value, null, 2);
+  return (
+    <details className="payload">
+      <summary>
+        Payload <span className="muted">({text.length.toLocaleString('en')} characters{text.length > PAYLOAD_SHOWN ? `, the first ${PAYLOAD_SHOWN.toLocaleString('en')} shown` : ''})</span>
+      </summary>
+      <pre>{text.slice(0, PAYLOAD_SHOWN)}</pre>
+    </details>
   );
 }

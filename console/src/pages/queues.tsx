@@ -1,23 +1,32 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
-import { ChangeQueueRate, CloseQueue, DeleteQueue, OpenQueue, PauseQueue, QueueChanged, Queues, ResumeQueue, SummaryChanged } from '../api/operations';
+import { ChangeQueueRate, CloseQueue, DeleteQueue, OpenQueue, PauseQueue, QueueChanged, Queues, QueuesChanged, ResumeQueue, SummaryChanged } from '../api/operations';
 import type { QueueFieldsFragment, QueueFilter, QueueStatus } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { Confirm } from '../parts/confirm';
-import { Pager, usePageCursor } from '../parts/pager';
+import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 
 const PAGE_SIZE = 25;
+/** Queues created, changed or deleted together (a deployment creating fifty) refresh the list once. */
+const SETTLE_MS = 300;
+const FILTERS = ['name', 'state'] as const;
 
 export function QueuesPage() {
-  const [prefix, setPrefix] = useState('');
-  const [state, setState] = useState('');
-  const cursor = usePageCursor();
+  const list = useListState(FILTERS, PAGE_SIZE);
+  const { name: prefix, state } = list.values;
   const filter: QueueFilter = {
     ...(prefix.trim() && { namePrefix: prefix.trim() }),
     ...(state === 'OPEN' || state === 'CLOSE' ? { status: state as QueueStatus } : state === 'paused' ? { paused: true } : {}),
   };
-  const { data, error, refetch } = useQuery(Queues, { filter, first: PAGE_SIZE, after: cursor.after });
+  const { data, error, refetch, loading } = useQuery(Queues, { filter, first: PAGE_SIZE, after: list.after });
+  // A queue created (or deleted) anywhere shows on the open list: the page is read again, settled.
+  const settle = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useSubscription(QueuesChanged, {}, () => {
+    clearTimeout(settle.current);
+    settle.current = setTimeout(refetch, SETTLE_MS);
+  });
+  useEffect(() => () => clearTimeout(settle.current), []);
   const page = data?.queues;
   return (
     <section aria-labelledby="queues-title">
@@ -25,11 +34,11 @@ export function QueuesPage() {
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Name starts with
-          <input type="search" value={prefix} onChange={(e) => (setPrefix(e.target.value), cursor.reset())} />
+          <input type="search" value={prefix} onChange={(e) => list.set('name', e.target.value)} />
         </label>
         <label>
           State
-          <select value={state} onChange={(e) => (setState(e.target.value), cursor.reset())}>
+          <select value={state} onChange={(e) => list.set('state', e.target.value)}>
             <option value="">Any</option>
             <option value="OPEN">Open</option>
             <option value="CLOSE">Closed</option>
@@ -48,7 +57,7 @@ export function QueuesPage() {
         </div>
         {page?.nodes.map((queue) => <QueueRow key={queue.name} queue={queue} onGone={refetch} />)}
       </div>
-      <Pager cursor={cursor} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} endCursor={page?.pageInfo.endCursor} label="queues" />
+      <Pager state={list} size={PAGE_SIZE} total={page?.totalCount} hasNext={page?.pageInfo.hasNextPage ?? false} label="queues" loading={loading} />
     </section>
   );
 }
@@ -119,6 +128,8 @@ export function QueueActions({ queue, onChanged, onDeleted }: { queue: Pick<Queu
   const rate = useMutation(ChangeQueueRate);
   const remove = useMutation(DeleteQueue);
   const [newRate, setNewRate] = useState(String(queue.rate));
+  // The box shows the queue's rate as it is now: after a change made anywhere, not the one it was opened with.
+  useEffect(() => setNewRate(String(queue.rate)), [queue.rate]);
   const [confirming, setConfirming] = useState(false);
   const name = queue.name;
   const error = pause.error ?? resume.error ?? open.error ?? close.error ?? rate.error ?? remove.error;
