@@ -58,7 +58,7 @@ const TaskResultRef = builder.objectRef<{ statusCode: number; body: string }>('T
   }),
 });
 
-/** One entry of Task.history as the settle statement writes it (src/db/sql/taskHistory.ts). */
+/** One entry of Task.history as the statements write it (endedAttempt, src/db/sql/taskHistory.ts). */
 interface StoredAttempt {
   attempt: number;
   /** A timestamp without time zone, as jsonb writes one: UTC. */

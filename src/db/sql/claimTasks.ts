@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import { keptAttempts, LOST_ATTEMPT } from './taskHistory.js';
+import { HISTORY_AFTER_LOSS } from './taskHistory.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
@@ -108,7 +108,7 @@ export function claimCtes(queueName: string, workerId: string, limit: number, le
           "finishTime" = CASE WHEN t.attempts >= t."maxAttempts" THEN clock.now ELSE NULL END,
           "updateTime" = clock.now,
           -- A task taken back from an expired lease (still RUNNING) ended that attempt without an answer: kept as LOST.
-          history = CASE WHEN t.status = 'RUNNING' THEN ${keptAttempts(LOST_ATTEMPT)} ELSE t.history END
+          history = CASE WHEN t.status = 'RUNNING' THEN ${HISTORY_AFTER_LOSS} ELSE t.history END
         FROM picked, clock
         WHERE t.id = picked.id
         RETURNING t.id, t."queueName", t.name, t.status, t.payload, t.target, t.attempts, t."maxAttempts", t."minBackoffMs", t."maxBackoffMs"

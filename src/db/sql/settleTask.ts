@@ -3,7 +3,7 @@ import type { TaskAction } from '../task-transitions.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 import { ATTEMPT_ANSWER_LIMIT } from '../task-attempts.js';
-import { keptAttempts } from './taskHistory.js';
+import { endedAttempt, keptAttempts } from './taskHistory.js';
 
 export interface TaskSettlement {
   action: Extract<TaskAction, 'succeed' | 'retry' | 'fail'>;
@@ -17,6 +17,15 @@ const STATUS_AFTER = { succeed: 'SUCCEEDED', retry: 'READY', fail: 'FAILED' } as
 /** What an attempt came to, as TaskAttempt.outcome keeps it. */
 const OUTCOME = { succeed: 'SUCCEEDED', retry: 'RETRY', fail: 'FAILED' } as const;
 const ACTIONS = Object.keys(STATUS_AFTER) as TaskSettlement['action'][];
+/** The task's history with the attempt the settle ends (from the `v` row of its settlement) first. */
+const HISTORY_AFTER_SETTLE = keptAttempts(
+  endedAttempt({
+    outcome: Prisma.sql`v.outcome`,
+    statusCode: Prisma.sql`CASE WHEN jsonb_typeof(v.result->'statusCode') = 'number' THEN (v.result->>'statusCode')::int END`,
+    error: Prisma.sql`v."lastError"`,
+    answer: Prisma.sql`left(v.result->>'body', ${ATTEMPT_ANSWER_LIMIT}::int)`,
+  }),
+);
 
 /**
  * Ends attempts, each only while `workerId` still holds that task's lease, in ONE statement (the dispatcher settles
@@ -61,10 +70,7 @@ export function settleCtes(workerId: string, items: readonly { id: string; settl
         "lockedBy" = NULL, "lockedUntil" = NULL,
         "finishTime" = CASE WHEN v.action = 'retry' THEN NULL ELSE clock.now END,
         "updateTime" = clock.now,
-        history = ${keptAttempts(Prisma.sql`jsonb_build_object(
-          'attempt', t.attempts, 'startTime', coalesce(t."startTime", clock.now), 'finishTime', clock.now, 'outcome', v.outcome,
-          'statusCode', CASE WHEN jsonb_typeof(v.result->'statusCode') = 'number' THEN (v.result->>'statusCode')::int END,
-          'error', v."lastError", 'answer', left(v.result->>'body', ${ATTEMPT_ANSWER_LIMIT}::int))`)}
+        history = ${HISTORY_AFTER_SETTLE}
       FROM v, clock
       WHERE t.id = v.id AND t."lockedBy" = ${workerId} AND (${allowed})
       RETURNING t.id, t."queueName", t.name, t.status

@@ -12,7 +12,22 @@ export function keptAttempts(attempt: Prisma.Sql): Prisma.Sql {
     ELSE jsonb_path_query_array(jsonb_build_array(${attempt}) || t.history, ${Prisma.raw(`'$[0 to ${ATTEMPT_HISTORY - 1}]'`)}) END`;
 }
 
-/** The attempt of a task taken back from an expired lease (SET expressions see the row before the UPDATE). */
-export const LOST_ATTEMPT: Prisma.Sql = Prisma.sql`jsonb_build_object(
-  'attempt', t.attempts, 'startTime', coalesce(t."startTime", clock.now), 'finishTime', clock.now, 'outcome', 'LOST',
-  'statusCode', NULL, 'error', 'its lease expired: the process running it stopped', 'answer', NULL)`;
+/**
+ * One ended attempt as Task.history stores it (read back by src/schema/tasks.ts, StoredAttempt): its number, start
+ * and end from the row before the UPDATE (SET expressions see that row) and the `clock` CTE, and what it came to.
+ */
+export function endedAttempt(outcome: { outcome: Prisma.Sql; statusCode: Prisma.Sql; error: Prisma.Sql; answer: Prisma.Sql }): Prisma.Sql {
+  return Prisma.sql`jsonb_build_object(
+    'attempt', t.attempts, 'startTime', coalesce(t."startTime", clock.now), 'finishTime', clock.now, 'outcome', ${outcome.outcome},
+    'statusCode', ${outcome.statusCode}, 'error', ${outcome.error}, 'answer', ${outcome.answer})`;
+}
+
+/** The history of a task taken back from an expired lease, with that attempt first as LOST. */
+export const HISTORY_AFTER_LOSS: Prisma.Sql = keptAttempts(
+  endedAttempt({
+    outcome: Prisma.sql`'LOST'`,
+    statusCode: Prisma.sql`NULL::int`,
+    error: Prisma.sql`'its lease expired: the process running it stopped'`,
+    answer: Prisma.sql`NULL::text`,
+  }),
+);
