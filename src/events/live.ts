@@ -54,10 +54,11 @@ class Follower<T> implements AsyncIterableIterator<T> {
     private readonly leave: (follower: Follower<T>) => void,
     /** Whether it has the state it starts from (else begin() gives it). */
     private started: boolean,
-    /** Its first value is the state it starts from (a view that would otherwise read it beside the subscription). */
-    private readonly emitsStart = false,
-    /** Whether a state it starts from is sent when `emitsStart` (a task not found yet is not). */
-    private readonly emitsAtStart: (value: T) => boolean = () => true,
+    /**
+     * Set when its first value is the state it starts from (a view that would otherwise read it beside the
+     * subscription): whether that state is sent (a task not found yet is not).
+     */
+    private readonly sendsStart?: (value: T) => boolean,
   ) {}
 
   get open(): boolean {
@@ -85,7 +86,7 @@ class Follower<T> implements AsyncIterableIterator<T> {
     this.lastFingerprint = fingerprint;
     const start = { value, fingerprint, ifChanged: false };
     if (this.isFinal?.(value)) this.pending = [start];
-    else if (this.emitsStart && this.emitsAtStart(value)) this.pending.unshift(start);
+    else if (this.sendsStart?.(value)) this.pending.unshift(start);
     this.poke();
   }
 
@@ -332,8 +333,9 @@ class StateFeed<T> extends Feed<T, T> {
     return super.idle && !this.joining;
   }
 
-  follow(emitsStart: boolean): Follower<T> {
-    const follower = new Follower<T>(this.options.fromEvent ? 'every' : 'latest', this.options.isFinal, this.leave, false, emitsStart, this.options.emitsAfterResync);
+  follow(current: boolean): Follower<T> {
+    const sendsStart = current ? (this.options.emitsAfterResync ?? (() => true)) : undefined;
+    const follower = new Follower<T>(this.options.fromEvent ? 'every' : 'latest', this.options.isFinal, this.leave, false, sendsStart);
     this.followers.add(follower);
     this.joiners.push(follower);
     this.startJoinRead();
