@@ -21,10 +21,6 @@ export interface Located {
   path: string;
 }
 
-export function parseRoute(hash: string): Route {
-  return locate(hash).route;
-}
-
 export function locate(hash: string): Located {
   const fragment = hash.replace(/^#\/?/, '');
   const at = fragment.indexOf('?');

@@ -5,7 +5,7 @@ import type { QueueFieldsFragment } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { Status, Time, TASK_STATUSES } from '../parts/format';
 import { Pager, useListState } from '../parts/pager';
-import { href, withParams } from '../route';
+import { href } from '../route';
 import { Counts, QueueActions } from './queues';
 
 const PAGE_SIZE = 25;
@@ -57,7 +57,7 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
           <QueueActions queue={queue} onChanged={(c) => setQueue((q) => q && { ...q, ...c })} onDeleted={() => setGone(true)} />
         </div>
       )}
-      {task && <TaskPanel key={task} queueName={name} name={task} onChanged={refetch} closeHref={withParams(href('queues', name), { ...list.values, page: list.page > 1 ? list.page : undefined })} />}
+      {task && <TaskPanel key={task} queueName={name} name={task} onChanged={refetch} closeHref={list.at(href('queues', name))} />}
       <h2>Tasks</h2>
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
@@ -86,7 +86,7 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
         {tasks?.nodes.map((t) => (
           <div className="tr" role="row" key={t.id} data-task={t.name}>
             <span role="cell" className="name">
-              <a href={withParams(href('queues', name, 'tasks', t.name), { ...list.values, page: list.page > 1 ? list.page : undefined })} aria-current={t.name === task ? 'true' : undefined}>
+              <a href={list.at(href('queues', name, 'tasks', t.name))} aria-current={t.name === task ? 'true' : undefined}>
                 {t.name}
               </a>
               {t.lastError && <small className="muted">{t.lastError}</small>}

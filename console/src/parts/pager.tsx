@@ -16,6 +16,8 @@ export interface ListState<K extends string> {
   set(name: K, value: string): void;
   /** Another page: a new history entry, so that back returns to this one. */
   goTo(page: number, options?: { replace?: boolean }): void;
+  /** `base` (a fragment without query) with this list's filters and page: a task's panel and its Close link. */
+  at(base: string): string;
 }
 
 export function useListState<K extends string>(names: readonly K[], size: number): ListState<K> {
@@ -23,13 +25,19 @@ export function useListState<K extends string>(names: readonly K[], size: number
   const values = Object.fromEntries(names.map((name) => [name, params.get(name) ?? ''])) as Record<K, string>;
   const asked = Number(params.get('page'));
   const page = Number.isInteger(asked) && asked >= 1 ? asked : 1;
-  const fragment = (next: Record<string, string | number | undefined>) => withParams(path, { ...Object.fromEntries(params.entries()), ...next });
+  // Page 1 is the address without a page.
+  const at = (base: string, next: Record<string, string | number> = {}) => {
+    const merged: Record<string, string | number | undefined> = { ...Object.fromEntries(params.entries()), ...next };
+    if (Number(merged.page) <= 1) merged.page = undefined;
+    return withParams(base, merged);
+  };
   return {
     values,
     page,
     after: pageAfter(page, size),
-    set: (name, value) => navigate(fragment({ [name]: value, page: undefined }), { replace: true }),
-    goTo: (to, { replace = false } = {}) => navigate(fragment({ page: to > 1 ? to : undefined }), { replace }),
+    set: (name, value) => navigate(at(path, { [name]: value, page: 1 }), { replace: true }),
+    goTo: (to, { replace = false } = {}) => navigate(at(path, { page: to }), { replace }),
+    at: (base) => at(base),
   };
 }
 
