@@ -16,6 +16,7 @@ import { startStallWatchdog, type StallWatchdog } from './stall-watchdog.js';
 import { watchPooledConnections } from './connection-deadline.js';
 import { untilDeadline } from '../kit/deadline.js';
 import type { Logger } from '../log.js';
+import { pgliteExtensions } from './pglite-extensions.js';
 
 export type Prisma = PrismaClient;
 export type { Listener, ListenerHandlers };
@@ -176,14 +177,14 @@ async function openPglite(dataDir: string, minFreeBytes: number, log: Logger | u
   const dir = resolve(dataDir);
   const releaseLock = inMemory ? () => undefined : lockDataDir(dir);
   // Loaded here, not with this module: a gateway on PostgreSQL never loads the embedded database.
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
+  const [{ PGlite }, { PrismaPGlite }, extensions] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter'), pgliteExtensions()]);
   let pglite: PGlite;
   let guard: DiskGuard | undefined;
   let watchdog: StallWatchdog | undefined;
   try {
     if (!inMemory) await createIfAbsent(PGlite, dir, minFreeBytes, log);
     if (!inMemory) refuseWhenLow(dir, minFreeBytes, 'start');
-    pglite = new PGlite(inMemory ? dataDir : join(dir, 'pg'));
+    pglite = new PGlite(inMemory ? dataDir : join(dir, 'pg'), { extensions });
     await pglite.waitReady.catch((error: unknown) => {
       throw new StartupError(`the embedded database in DATA_DIR (${dir}) failed to start: ${describePgliteError(error)}${spaceNote(dir)}`);
     });

@@ -4,6 +4,7 @@ import { SchemaEngine } from '@prisma/schema-engine-wasm';
 import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { MIGRATIONS_DIR, readMigrations, readSchemaFiles } from './migration-files.js';
 import { PROJECT_ROOT } from '../kit/project-root.js';
+import { pgliteExtensions } from './pglite-extensions.js';
 
 // Prisma migrations through the WebAssembly schema engine: the native engine would be downloaded from a
 // host that is not reachable here. Same files, same `_prisma_migrations` table as the Prisma CLI. Loaded only to
@@ -70,8 +71,8 @@ export async function diffDatabaseToSchema(factory: SqlMigrationAwareDriverAdapt
 /** The migrations replayed on a throwaway in-memory database, then diffed against the schema. */
 export async function diffMigrationsToSchema(): Promise<string> {
   // Loaded here: migrating a PostgreSQL server never needs the embedded database.
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter')]);
-  const shadow = new PGlite();
+  const [{ PGlite }, { PrismaPGlite }, extensions] = await Promise.all([import('@electric-sql/pglite'), import('pglite-prisma-adapter'), pgliteExtensions()]);
+  const shadow = new PGlite({ extensions });
   try {
     const factory = new PrismaPGlite(shadow) as unknown as SqlMigrationAwareDriverAdapterFactory;
     await applyMigrations(factory);

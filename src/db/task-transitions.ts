@@ -17,6 +17,8 @@ export const TASK_TRANSITIONS = {
   handBack: { by: 'dispatcher: its process stops gracefully mid-attempt (the attempt is not counted)', from: ['RUNNING'], to: ['READY'] },
   cancel: { by: 'cancelTask', from: ['READY', 'BLOCKED'], to: ['CANCELLED'] },
   restart: { by: 'restartTask (attempts reset to 0)', from: ['FAILED'], to: ['READY'] },
+  runNow: { by: 'runTaskNow: its schedule time or backoff is skipped (a BLOCKED task only once its dependencies SUCCEEDED)', from: ['READY', 'BLOCKED'], to: ['READY'] },
+  purge: { by: 'purgeTasks: deleted, unless a task still waiting depends on it', from: ['SUCCEEDED', 'FAILED', 'CANCELLED'], to: [] },
 } as const satisfies Record<string, { by: string; from: readonly TaskStatusName[]; to: readonly TaskStatusName[] }>;
 
 export type TaskAction = keyof typeof TASK_TRANSITIONS;

@@ -361,6 +361,18 @@ export async function changeNotificationStatus(db: PrismaClient, type: string, i
   });
 }
 
+/**
+ * Sends a FAILED unit again: it becomes PENDING with its attempts and error reset, and the worker takes it at once
+ * (the stub PUT's FAILED -> PENDING, by id alone). Any other status is a CONFLICT that changes nothing.
+ */
+export async function resendNotification(db: PrismaClient, id: string, onlySystemId: string | null = null): Promise<NotificationRow> {
+  const unit = await db.notification.findFirst({ where: { id, ...(onlySystemId !== null && { systemId: onlySystemId }) }, select: { type: true, status: true } });
+  if (!unit) throw new NotFoundError(`no notification unit with id ${id}`);
+  if (unit.status !== NOTIFICATION_STATUS.FAILED) throw new ConflictError(`notification unit ${id} is ${unit.status}; only a FAILED unit is sent again`, { status: unit.status });
+  await changeNotificationStatus(db, unit.type, [id], NOTIFICATION_STATUS.PENDING, onlySystemId);
+  return db.notification.findUniqueOrThrow({ where: { id } });
+}
+
 export interface StubAttachment {
   id: string;
   attachmentId: string;

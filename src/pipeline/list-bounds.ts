@@ -1,5 +1,6 @@
 import { getNamedType, getNullableType, isLeafType, isListType, type GraphQLField } from 'graphql';
 import { ATTEMPT_HISTORY } from '../db/task-attempts.js';
+import { BULK_TASK_LIMIT } from '../tasks/task-rules.js';
 
 // How many items each list field of the schema may return, for the query cost (operation.ts). The estimate must
 // count what will execute, so every list is counted by what bounds it in the resolvers:
@@ -34,6 +35,8 @@ export const LIST_BOUNDS: ReadonlyMap<string, number> = new Map([
   ['Query.deliveryActivity', 1440],
   // A task keeps its last ATTEMPT_HISTORY attempts: the settle statement trims the older ones.
   ['Task.history', ATTEMPT_HISTORY],
+  // A bulk action changes at most BULK_TASK_LIMIT tasks per call (taskSelection).
+  ['BulkTaskResult.tasks', BULK_TASK_LIMIT],
 ]);
 
 /**

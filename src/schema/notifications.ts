@@ -368,6 +368,13 @@ builder.mutationFields((t) => ({
       return notifications.findStubNotifications(ctx.db, filter, window);
     },
   }),
+  resendNotification: t.prismaField({
+    type: NotificationRef,
+    extensions: { scope: 'notifications:write' },
+    description: 'Sends a FAILED notification unit again: PENDING, its attempts and error reset, taken by the delivery worker at once. Any other status is a CONFLICT that changes nothing.',
+    args: { id: t.arg.id({ required: true, description: 'The unit.' }) },
+    resolve: (_query, _root, args, ctx) => notifications.resendNotification(ctx.db, validate(uuid, String(args.id), 'id'), boundSystemId(ctx)),
+  }),
   setSystemChannel: t.prismaField({
     type: 'SystemChannel',
     extensions: { scope: 'admin:all' },

@@ -6,7 +6,8 @@ import { builder } from './builder.js';
 import { ActivityMinuteRef, activityArgs, activityWindow, defineConnection, dropNulls, dropNullsDeepExcept, pageArgs, toConnection, validate, windowFromArgs } from './common.js';
 import { QueueRef } from './queues.js';
 import * as tasks from '../tasks/tasks.js';
-import { createTaskRule, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, DEFAULT_TIMEOUT_SECONDS, taskFilter, taskKey, type TaskKey, type TaskTarget } from '../tasks/task-rules.js';
+import { bulkTaskAction, type BulkTaskAction, type BulkTaskResult } from '../tasks/bulk-tasks.js';
+import { createTaskRule, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, DEFAULT_TIMEOUT_SECONDS, BULK_TASK_LIMIT, taskFilter, taskKey, taskSelection, type TaskKey, type TaskTarget } from '../tasks/task-rules.js';
 import { TASK_END_STATUSES, TASK_STATUSES, type TaskStatusName } from '../db/task-transitions.js';
 import { queueName } from '../queues/queue-rules.js';
 import { taskEventKey } from '../db/sql/taskEvents.js';
@@ -36,6 +37,7 @@ const TaskOrderEnum = builder.enumType('TaskOrder', {
     NAME_DESC: { description: 'By name, Z to A.' },
     CREATE_TIME_ASC: { description: 'Oldest first.' },
     CREATE_TIME_DESC: { description: 'Newest first.' },
+    FINISH_TIME_DESC: { description: 'Ended most recently first (tasks not ended after them).' },
   },
 });
 
@@ -139,6 +141,55 @@ const TaskFilterInput = builder.inputType('TaskFilter', {
     name: t.string({ description: 'Name starts with this text.' }),
     description: t.string({ description: 'Description contains this text, in any case.' }),
     status: t.field({ type: TaskStatus, description: 'Status equals this.' }),
+    nameContains: t.string({ description: 'Name contains this text, in any case (served by an index across queues).' }),
+    errorContains: t.string({ description: "The last attempt's error contains this text, in any case." }),
+    finishedAfter: t.field({ type: 'DateTime', description: 'Ended at or after this instant.' }),
+    finishedBefore: t.field({ type: 'DateTime', description: 'Ended before this instant.' }),
+  }),
+});
+
+const TaskKeyInput = builder.inputType('TaskKeyInput', {
+  description: 'One task, by queue and name.',
+  fields: (t) => ({
+    queueName: t.string({ required: true, description: 'Queue name.' }),
+    name: t.string({ required: true, description: 'Task name.' }),
+  }),
+});
+
+const TaskSelectionInput = builder.inputType('TaskSelection', {
+  description: `The tasks a bulk action applies to: either the listed ones or those matching a filter, at most ${BULK_TASK_LIMIT} per call.`,
+  fields: (t) => ({
+    keys: t.field({ type: [TaskKeyInput], description: `These tasks (1-${BULK_TASK_LIMIT}).` }),
+    filter: t.field({ type: TaskFilterInput, description: 'The tasks matching this filter.' }),
+    atMost: t.int({ description: `With a filter: change at most this many (1-${BULK_TASK_LIMIT}, default ${BULK_TASK_LIMIT}); \`more\` says whether others remain.` }),
+  }),
+});
+
+const TaskKeyRef = builder.objectRef<TaskKey>('TaskKey').implement({
+  description: 'A task, by queue and name.',
+  fields: (t) => ({
+    queueName: t.exposeString('queueName', { description: 'Queue name.' }),
+    name: t.exposeString('name', { description: 'Task name.' }),
+  }),
+});
+
+const BulkTaskActionEnum = builder.enumType('BulkTaskAction', {
+  description: 'What a bulk action did to the tasks it changed.',
+  values: {
+    RETRY: { description: 'FAILED tasks made READY again, attempts reset (as restartTask).' },
+    CANCEL: { description: 'READY or BLOCKED tasks CANCELLED (as cancelTask).' },
+    PURGE: { description: 'Ended tasks (SUCCEEDED, FAILED, CANCELLED) deleted, except one a BLOCKED task depends on.' },
+  },
+});
+
+const BulkTaskResultRef = builder.objectRef<BulkTaskResult>('BulkTaskResult').implement({
+  description: 'What one bulk action on tasks did.',
+  fields: (t) => ({
+    action: t.field({ type: BulkTaskActionEnum, description: 'The action.', resolve: (r) => r.action.toUpperCase() as 'RETRY' | 'CANCEL' | 'PURGE' }),
+    matched: t.exposeInt('matched', { description: 'Tasks selected whose status allows the action.' }),
+    changed: t.exposeInt('changed', { description: 'Tasks changed (fewer than matched when some moved meanwhile, or a waiting task depends on one to purge).' }),
+    tasks: t.field({ type: [TaskKeyRef], description: 'The tasks changed.', resolve: (r) => r.tasks }),
+    more: t.exposeBoolean('more', { description: 'The filter matched more tasks than atMost: call again for the next ones.' }),
   }),
 });
 
@@ -266,9 +317,10 @@ builder.queryFields((t) => ({
   taskActivity: t.field({
     type: [ActivityMinuteRef],
     extensions: { scope: 'tasks:read' },
-    description: 'Tasks of every queue that ended (SUCCEEDED, FAILED) in each of the last minutes, oldest minute first, zeros included.',
-    args: activityArgs(t.arg),
-    resolve: (_root, args, ctx) => taskActivity(ctx.db, activityWindow(args.minutes)),
+    description: 'Tasks that ended (SUCCEEDED, FAILED) in each of the last minutes, of every queue or of one, oldest minute first, zeros included.',
+    args: { ...activityArgs(t.arg), queueName: t.arg.string({ description: 'Only this queue\'s tasks.' }) },
+    resolve: (_root, args, ctx) =>
+      taskActivity(ctx.db, activityWindow(args.minutes), args.queueName == null ? undefined : validate(queueName, args.queueName, 'queueName')),
   }),
   tasksSummary: t.field({
     type: TasksSummaryRef,
@@ -288,6 +340,22 @@ builder.mutationFields((t) => {
       args: keyArgs(t.arg),
       resolve: (_q, _r, args, ctx) => run(ctx.db, validate(taskKey, args)),
     });
+  const bulk = (action: BulkTaskAction, description: string) =>
+    t.field({
+      type: BulkTaskResultRef,
+      extensions: { scope: 'tasks:write' },
+      description: `${description} Selected by a list or a filter, at most ${BULK_TASK_LIMIT} tasks per call, in one transaction; tasks whose status does not allow it are left alone. Logged with the caller.`,
+      args: { select: t.arg({ type: TaskSelectionInput, required: true, description: 'The tasks.' }) },
+      resolve: async (_r, args, ctx) => {
+        const selection = validate(taskSelection, dropNullsDeepExcept(args.select, new Set()), 'select');
+        const result = await bulkTaskAction(ctx.db, action, selection);
+        ctx.log.info(
+          { action, caller: ctx.principal?.name ?? null, requestId: ctx.requestId, selection: selection.keys ? { keys: selection.keys.length } : { filter: selection.filter, atMost: selection.atMost }, matched: result.matched, changed: result.changed, more: result.more },
+          `bulk ${action} of tasks: ${result.changed} changed`,
+        );
+        return result;
+      },
+    });
   return {
     createTask: t.prismaField({
       type: 'Task',
@@ -298,6 +366,13 @@ builder.mutationFields((t) => {
     }),
     cancelTask: byKey('Cancels a READY or BLOCKED task (it becomes CANCELLED); any other status is a CONFLICT that changes nothing.', tasks.cancelTask),
     restartTask: byKey('Makes a FAILED task READY again with its attempts reset; any other status is a CONFLICT that changes nothing.', tasks.restartTask),
+    runTaskNow: byKey(
+      'Runs a task waiting on its schedule time or a retry backoff now: it becomes READY and due (its queue\'s rate and pause still apply). A BLOCKED task waiting for dependencies, or one RUNNING or ended, is a CONFLICT that changes nothing.',
+      tasks.runTaskNow,
+    ),
+    retryTasks: bulk('retry', 'Makes FAILED tasks READY again with their attempts reset (restartTask for many).'),
+    cancelTasks: bulk('cancel', 'Cancels READY and BLOCKED tasks (cancelTask for many).'),
+    purgeTasks: bulk('purge', 'Deletes ended tasks (SUCCEEDED, FAILED, CANCELLED), except one a BLOCKED task of its queue depends on.'),
   };
 });
 

@@ -98,15 +98,40 @@ export type CreateTaskInput = z.output<ReturnType<typeof createTaskRule>>;
 export const taskKey = z.strictObject({ queueName, name: taskName });
 export type TaskKey = z.output<typeof taskKey>;
 
-export const taskFilter = z.strictObject({
-  queueName: queueName.optional(),
-  /** Name starts with this text. */
-  name: z.string({ message: 'must be a string' }).max(256).optional(),
-  /** Description contains this text, any case. */
-  description: z.string({ message: 'must be a string' }).max(1024).optional(),
-  status: taskStatus.optional(),
-});
+const searchText = (max: number) => z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(max, `at most ${max} characters`);
+
+// No refinement across fields (a range the wrong way round matches nothing): the legacy searchTasks picks from it.
+export const taskFilter = z
+  .strictObject({
+    queueName: queueName.optional(),
+    /** Name starts with this text. */
+    name: z.string({ message: 'must be a string' }).max(256).optional(),
+    /** Name contains this text, any case (a trigram index serves it across queues). */
+    nameContains: searchText(256).optional(),
+    /** Description contains this text, any case. */
+    description: z.string({ message: 'must be a string' }).max(1024).optional(),
+    status: taskStatus.optional(),
+    /** The last attempt's error contains this text, any case. */
+    errorContains: searchText(1024).optional(),
+    /** Ended (finishTime) at or after this instant. */
+    finishedAfter: storableDate('must be an ISO 8601 date-time').optional(),
+    /** Ended before this instant. */
+    finishedBefore: storableDate('must be an ISO 8601 date-time').optional(),
+  });
 export type TaskFilter = z.output<typeof taskFilter>;
+
+/** The most tasks one bulk action (retryTasks, cancelTasks, purgeTasks) changes: a larger set takes several calls. */
+export const BULK_TASK_LIMIT = 1000;
+
+/** The tasks a bulk action applies to: the listed ones, or those matching a filter (at most `atMost` of them). */
+export const taskSelection = z
+  .strictObject({
+    keys: z.array(taskKey, { message: 'must be a list of {queueName, name}' }).min(1, 'must name at least one task').max(BULK_TASK_LIMIT, `at most ${BULK_TASK_LIMIT} tasks`).optional(),
+    filter: taskFilter.optional(),
+    atMost: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(BULK_TASK_LIMIT, `must be at most ${BULK_TASK_LIMIT}`).default(BULK_TASK_LIMIT),
+  })
+  .refine((s) => (s.keys === undefined) !== (s.filter === undefined), { message: 'give either keys or filter, not both', path: ['keys'] });
+export type TaskSelection = z.output<typeof taskSelection>;
 
 /** Backoff after the attempt-th failure: min * 2^(attempt-1) (Cloud Tasks' doubling), jittered, capped at max. */
 export function backoffAfter(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {

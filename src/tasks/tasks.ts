@@ -14,7 +14,7 @@ import { fromStatuses, TASK_STATUSES, type TaskAction, type TaskStatusName } fro
 // (create, cancel, restart) and by the dispatcher (src/db/sql/*Task*.ts) all take their rules from TASK_TRANSITIONS.
 
 export type { Task };
-export type TaskOrder = 'NAME_ASC' | 'NAME_DESC' | 'CREATE_TIME_ASC' | 'CREATE_TIME_DESC';
+export type TaskOrder = 'NAME_ASC' | 'NAME_DESC' | 'CREATE_TIME_ASC' | 'CREATE_TIME_DESC' | 'FINISH_TIME_DESC';
 export type TasksSummary = { queueName: string; total: number } & Record<TaskStatusName, number>;
 
 const ORDER: Record<TaskOrder, Prisma.TaskOrderByWithRelationInput[]> = {
@@ -22,6 +22,8 @@ const ORDER: Record<TaskOrder, Prisma.TaskOrderByWithRelationInput[]> = {
   NAME_DESC: [{ name: 'desc' }, { queueName: 'asc' }],
   CREATE_TIME_ASC: [{ createTime: 'asc' }, { name: 'asc' }],
   CREATE_TIME_DESC: [{ createTime: 'desc' }, { name: 'asc' }],
+  // Ended tasks newest first (the console's failures), those not ended after them.
+  FINISH_TIME_DESC: [{ finishTime: { sort: 'desc', nulls: 'last' } }, { id: 'asc' }],
 };
 
 const describe = (key: TaskKey) => `task "${key.name}" of queue "${key.queueName}"`;
@@ -88,6 +90,11 @@ export function taskWhere(filter: TaskFilter): Prisma.TaskWhereInput {
     ...(filter.name !== undefined && { name: { startsWith: likeLiteral(filter.name) } }),
     ...(filter.description !== undefined && { description: { contains: likeLiteral(filter.description), mode: 'insensitive' } }),
     ...(filter.status !== undefined && { status: filter.status }),
+    ...(filter.nameContains !== undefined && { AND: [{ name: { contains: likeLiteral(filter.nameContains), mode: 'insensitive' } }] }),
+    ...(filter.errorContains !== undefined && { lastError: { contains: likeLiteral(filter.errorContains), mode: 'insensitive' } }),
+    ...((filter.finishedAfter !== undefined || filter.finishedBefore !== undefined) && {
+      finishTime: { ...(filter.finishedAfter !== undefined && { gte: filter.finishedAfter }), ...(filter.finishedBefore !== undefined && { lt: filter.finishedBefore }) },
+    }),
   };
 }
 
@@ -134,6 +141,34 @@ export function cancelTask(db: PrismaClient, key: TaskKey): Promise<Task> {
 
 export function restartTask(db: PrismaClient, key: TaskKey): Promise<Task> {
   return transition(db, 'restart', key, { status: 'READY', attempts: 0, availableAt: dbNow(db), startTime: null, finishTime: null });
+}
+
+/**
+ * Runs a waiting task at once: a READY one waiting out a backoff, or a BLOCKED one waiting for its schedule time whose
+ * dependencies all SUCCEEDED, becomes READY and due now (the queue's rate and pause still apply). Anything else is a
+ * CONFLICT that changes nothing.
+ */
+export async function runTaskNow(db: PrismaClient, key: TaskKey): Promise<Task> {
+  return db.$transaction(async (tx) => {
+    const task = await tx.task.findUnique({ where: { queueName_name: key } });
+    if (!task) throw new NotFoundError(`${describe(key)} not found`);
+    assertTransition('runNow', task);
+    if (task.status === 'BLOCKED' && task.dependsOn.length > 0) {
+      const done = await tx.task.count({ where: { queueName: key.queueName, name: { in: task.dependsOn }, status: 'SUCCEEDED' } });
+      if (done < new Set(task.dependsOn).size) {
+        throw new ConflictError(`${describe(key)} waits for its dependencies (${task.dependsOn.join(', ')}); runTaskNow skips only a schedule time or a backoff`, { status: task.status });
+      }
+    }
+    const now = dbNow(db);
+    const moved = await tx.task.updateMany({
+      where: { id: task.id, status: task.status, updateTime: task.updateTime },
+      data: { status: 'READY', availableAt: now, updateTime: now },
+    });
+    if (moved.count === 0) throw new ConflictError(`${describe(key)} changed while runTaskNow ran; read it and try again`);
+    const ran = { ...task, status: 'READY' as const, availableAt: now, updateTime: now };
+    await notifyTaskChange(tx, ran);
+    return ran;
+  });
 }
 
 /** deleteQueue takes the queue's tasks with it, but never while one of them runs somewhere. */

@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type Gateway } from '../../src/app.js';
 import { freshDatabase, type DatabaseKind, type FreshDatabase } from './databases.js';
@@ -11,11 +11,14 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** A real gateway on a random loopback port over a fresh database; AUTH=off unless `env` says otherwise. */
-export async function startTestGateway(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestGateway> {
+/**
+ * A real gateway on a random loopback port over a fresh database; AUTH=off unless `env` says otherwise. `log` (a
+ * test that reads what the gateway logs) replaces the silent one.
+ */
+export async function startTestGateway(kind: DatabaseKind, env: Record<string, string> = {}, { log }: { log?: Logger } = {}): Promise<TestGateway> {
   const db = await freshDatabase(kind);
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', AUTH: 'off', OUTBOUND_ALLOW: '127.0.0.1', ...db.env, ...env });
-  const gateway = await startGateway(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const gateway = await startGateway(config, { log: log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   return {
     gateway,
     url: gateway.url,

@@ -46,7 +46,8 @@ export async function migratedPgliteTemplate(): Promise<string> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { PrismaPGlite } = await import('pglite-prisma-adapter');
   const { applyMigrations } = await import('../../src/db/migrations.js');
-  const pglite = new PGlite(building);
+  const { pgliteExtensions } = await import('../../src/db/pglite-extensions.js');
+  const pglite = new PGlite(building, { extensions: await pgliteExtensions() });
   try {
     await pglite.waitReady;
     await applyMigrations(new PrismaPGlite(pglite) as unknown as Parameters<typeof applyMigrations>[0]);

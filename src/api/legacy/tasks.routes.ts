@@ -45,7 +45,8 @@ export function taskRoutes(config: Config): RpcRoute[] {
       area: 'tasks',
       path: '/searchTasks',
       summary: 'Returns the tasks matching queue name, name prefix, description text and status, ordered by name; adds rowsCount.',
-      params: taskFilter.extend(legacyPage(config.MAX_PAGE_SIZE)),
+      // The spec's four conditions; the GraphQL filter's later ones (substring, error, time) are not legacy parameters.
+      params: taskFilter.pick({ queueName: true, name: true, description: true, status: true }).extend(legacyPage(config.MAX_PAGE_SIZE)),
       document: op.SearchTasksDocument,
       variables: ({ pageSize, pageNumber, ...filter }, env) => ({ filter, ...pageVariables({ pageSize, pageNumber }, env.defaultPageSize) }),
       result: (d) => ({ result: d.tasks.nodes, rowsCount: d.tasks.totalCount }),
