@@ -465,13 +465,15 @@ describe('a provider whose key set fails: the provider is never flooded, the las
   });
 
   it('failed reads count toward the cooldown, unknown kids cost nothing, stale keys serve, then 503 whose Retry-After is the next read', async () => {
+    // Tokens naming made-up keys, crafted first: making 30 keys takes seconds on a busy host, which would otherwise
+    // push the failed read they cause (and the cooldown counted from it) past the stale window measured below.
+    const strangers = await Promise.all(Array.from({ length: 30 }, async (_, i) => craft(provider, await signingKey(`made-up-${i}`))));
     const token = await provider.token('backend', 'queues:read');
     expect((await httpRefusal(t.url, token)).status).toBe(200);
     const keysReadAt = Date.now();
     provider.failJwks(500);
     const before = provider.jwksReads();
     // 30 tokens naming made-up keys at once, while the key set fails: one read at most, in flight once.
-    const strangers = await Promise.all(Array.from({ length: 30 }, async (_, i) => craft(provider, await signingKey(`made-up-${i}`))));
     const refused = await Promise.all(strangers.map((s) => httpRefusal(t.url, s)));
     for (const r of refused) expect([401, 503]).toContain(r.status);
     expect(provider.jwksReads() - before).toBeLessThanOrEqual(1);
