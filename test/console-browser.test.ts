@@ -3,16 +3,17 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSink, type Sink } from './channels/sink.js';
+import { DATABASES } from './helpers/databases.js';
 import { gql, rpc, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { bearer, makeKey } from './helpers/keys.js';
 import { launchChromium, offlineContext, watchProblems } from './helpers/browser.js';
 import { consoleOperations } from './helpers/console.js';
 
 // The operator console (/console) in a real browser (headless Debian Chromium driven by playwright-core) against a
-// gateway with AUTH=on and its workers running, with every request to another origin blocked and recorded: the
-// console must work with no outside network, act through the gateway's API, follow changes made elsewhere without a
-// reload, and offer only what the key's scopes allow. Screenshots of every page at 1280 and 375 px wide land in
-// test-artifacts/console/ (git-ignored) for review.
+// gateway with AUTH=on and its workers running, on the embedded database and on PostgreSQL, with every request to
+// another origin blocked and recorded: the console must work with no outside network, act through the gateway's
+// API, follow changes made elsewhere without a reload, and offer only what the key's scopes allow. Screenshots of
+// every page at 1280 and 375 px wide land in test-artifacts/console/ (git-ignored) for review.
 
 const ARTIFACTS = resolve(import.meta.dirname, '..', 'test-artifacts', 'console');
 const WIDE = { width: 1280, height: 860 };
@@ -29,20 +30,6 @@ let operatorKey: string;
 let readerKey: string;
 /** Operation names by document id, from the console's manifest. */
 let operationOf: Map<string, string>;
-
-beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [browser, t, sink] = await Promise.all([launchChromium(), startTestGateway('pglite', { AUTH: 'on' }), startSink()]);
-  admin = bearer(await makeKey(t, ['admin:all']));
-  operatorKey = await makeKey(t, ['queues:read', 'queues:write', 'tasks:read', 'tasks:write', 'scheduler:read', 'scheduler:write', 'notifications:read']);
-  readerKey = await makeKey(t, ['queues:read', 'tasks:read', 'scheduler:read', 'notifications:read']);
-  operationOf = consoleOperations();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.close();
-  await sink?.close();
-});
 
 const api = async (query: string, variables: Record<string, unknown> = {}) => {
   const answer = await gql(t.url, query, variables, admin);
@@ -106,7 +93,21 @@ async function openConsole(key: string, viewport = WIDE): Promise<ConsolePage> {
 const queueRow = (page: Page, name: string) => page.locator(`[data-queue="${name}"]`);
 const count = (scope: ReturnType<Page['locator']>, status: string) => scope.locator(`.count[data-status="${status}"] b`).first();
 
-describe('the operator console in a browser, AUTH=on', () => {
+describe.each(DATABASES)('the operator console in a browser, AUTH=on, on %s', (kind) => {
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    [browser, t, sink] = await Promise.all([launchChromium(), startTestGateway(kind, { AUTH: 'on' }), startSink()]);
+    admin = bearer(await makeKey(t, ['admin:all']));
+    operatorKey = await makeKey(t, ['queues:read', 'queues:write', 'tasks:read', 'tasks:write', 'scheduler:read', 'scheduler:write', 'notifications:read']);
+    readerKey = await makeKey(t, ['queues:read', 'tasks:read', 'scheduler:read', 'notifications:read']);
+    operationOf = consoleOperations();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await sink?.close();
+  });
+
   it('loads with nothing from outside the gateway, asks for a key and refuses a wrong one with the gateway\'s reason', async () => {
     const { context, foreign } = await offlineContext(browser, [t.url], { viewport: WIDE });
     const page = await context.newPage();
@@ -316,6 +317,199 @@ describe('the operator console in a browser, AUTH=on', () => {
     }
   });
 
+  it('the failures page lists failed tasks of every queue, filters them in the address, retries and purges in bulk', async () => {
+    const db = t.gateway.services.db;
+    for (const queue of ['fa', 'fb']) {
+      await api('mutation($n: String!) { createQueue(input: {name: $n}) { name } }', { n: queue });
+      await api('mutation($n: String!) { pauseQueue(name: $n) { paused } }', { n: queue });
+    }
+    const failed = (queueName: string, name: string, minutesAgo: number, lastError: string) =>
+      db.task.create({ data: { queueName, name, status: 'FAILED', target: { url: `${sink.url}/x`, method: 'POST' }, attempts: 20, lastError, finishTime: new Date(Date.now() - minutesAgo * 60_000) } });
+    await failed('fa', 'invoice-1', 3, 'HTTP 503 from billing');
+    await failed('fa', 'invoice-2', 1, 'connect timeout');
+    await failed('fb', 'mail-1', 2, 'HTTP 503 from smtp relay');
+    for (let i = 0; i < 30; i++) await failed('fb', `bulk-${String(i).padStart(2, '0')}`, 60 + i, 'HTTP 429 slow down');
+    const c = await openConsole(operatorKey);
+    try {
+      await c.go('#/failures', 'Failures');
+      const rows = () => c.page.locator('[data-task]');
+      // Across queues, most recently ended first (other tests' failures among them).
+      const ours = /^(fa\/|fb\/mail)/;
+      await expect.poll(async () => (await rows().evaluateAll((els) => els.map((e) => e.getAttribute('data-task')))).filter((k) => ours.test(k!))).toEqual(['fa/invoice-2', 'fb/mail-1', 'fa/invoice-1']);
+      const total = await db.task.count({ where: { status: 'FAILED' } });
+      expect(await c.page.getByRole('navigation', { name: 'tasks pages' }).innerText()).toContain(`1–25 of ${total}`);
+
+      await c.page.getByLabel('Error contains').fill('503');
+      await expect.poll(() => rows().count()).toBe(2);
+      expect(await c.page.evaluate(() => location.hash)).toBe('#/failures?error=503');
+      // The address alone opens the same list.
+      await c.page.reload();
+      await c.page.getByRole('heading', { level: 1, name: 'Failures' }).waitFor();
+      await expect.poll(() => rows().count()).toBe(2);
+      expect(await c.page.getByLabel('Error contains').inputValue()).toBe('503');
+
+      await c.page.getByLabel('Select fa/invoice-1').check();
+      await c.page.getByLabel('Select fb/mail-1').check();
+      await c.page.getByRole('button', { name: 'Retry selected (2)' }).click();
+      const dialog = c.page.getByRole('dialog');
+      expect(await dialog.innerText()).toContain('The 2 selected');
+      await dialog.getByRole('button', { name: 'Retry 2' }).click();
+      await expect.poll(() => c.page.getByRole('status').innerText()).toContain('2 tasks retried');
+      const statusOf = async (queueName: string, name: string) => (await db.task.findUniqueOrThrow({ where: { queueName_name: { queueName, name } } })).status;
+      expect([await statusOf('fa', 'invoice-1'), await statusOf('fb', 'mail-1'), await statusOf('fa', 'invoice-2')]).toEqual(['READY', 'READY', 'FAILED']);
+      await expect.poll(() => rows().count()).toBe(0);
+
+      // Everything matching across pages: the 30 of fb that hit the rate limit, purged in one confirmed action.
+      await c.page.getByLabel('Error contains').fill('');
+      await c.page.getByLabel('Queue').fill('fb');
+      await c.page.getByLabel('Name contains').fill('BULK');
+      await expect.poll(() => c.page.getByRole('navigation', { name: 'tasks pages' }).innerText()).toContain('of 30');
+      await c.page.getByRole('button', { name: 'Purge all 30 matching' }).click();
+      expect(await dialog.innerText()).toContain('cannot be undone');
+      // Cancel is the safe default: nothing happens.
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect(await db.task.count({ where: { queueName: 'fb' } })).toBe(31);
+      await c.page.getByRole('button', { name: 'Purge all 30 matching' }).click();
+      await dialog.getByRole('button', { name: 'Purge 30' }).click();
+      await expect.poll(() => c.page.getByRole('status').innerText()).toContain('30 tasks purged');
+      expect(await db.task.count({ where: { queueName: 'fb' } })).toBe(1);
+      await c.shot('failures');
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.close();
+    }
+    // A reader finds the same failures and is offered nothing to do with them.
+    const reader = await openConsole(readerKey);
+    try {
+      await reader.go('#/failures?queue=fa', 'Failures');
+      await reader.page.locator('[data-task="fa/invoice-2"]').waitFor();
+      expect(await reader.page.locator('main input[type="checkbox"]').count()).toBe(0);
+      // Not even a closed dialog's buttons: paging alone.
+      expect((await reader.page.locator('main button').allInnerTexts()).filter((b) => !/First|Previous|Next|Last|^Go$/.test(b))).toEqual([]);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('runs a task waiting on its schedule now, and resends a failed notification unit', async () => {
+    await api('mutation { createQueue(input: {name: "soon"}) { name } }');
+    await api('mutation($i: CreateTaskInput!) { createTask(input: $i) { status } }', { i: { queueName: 'soon', name: 'nightly-report', target: { url: `${sink.url}/ok` }, scheduleTime: new Date(Date.now() + 3_600_000).toISOString() } });
+    const c = await openConsole(operatorKey);
+    try {
+      await c.go('#/queues/soon/tasks/nightly-report', 'Queue soon');
+      await expect.poll(() => c.page.locator('.panel .status').first().innerText()).toBe('blocked');
+      await c.page.locator('.panel').getByRole('button', { name: 'Run now' }).click();
+      await expect.poll(() => c.page.locator('.panel .status').first().innerText(), { timeout: 15_000 }).toBe('succeeded');
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.close();
+    }
+
+    // A general notification is delivered in-app; made FAILED as a channel's outage leaves a unit, it is sent again.
+    const sent = await api('mutation($r: JSON!) { sendNotification(systemId: "portal", channel: GENERAL, request: $r) { incomingId } }', { r: { type: 'general', title: 'Outage', content: 'retry me' } });
+    const db = t.gateway.services.db;
+    const unit = await (async () => {
+      for (;;) {
+        const found = await db.notification.findFirst({ where: { incomingId: sent.sendNotification.incomingId } });
+        if (found && found.status === 'DELIVERED') return found;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await db.notification.update({ where: { id: unit.id }, data: { status: 'FAILED', lastError: 'provider unreachable', attempts: 8 } });
+    const sender = await openConsole(await makeKey(t, ['tasks:read', 'notifications:read', 'notifications:write']));
+    try {
+      await sender.go('#/failures', 'Failures');
+      const row = sender.page.locator(`[data-unit="${unit.id}"]`);
+      await expect.poll(() => row.innerText()).toContain('provider unreachable');
+      await row.getByRole('button', { name: 'Resend' }).click();
+      await expect.poll(async () => (await db.notification.findUniqueOrThrow({ where: { id: unit.id } })).status, { timeout: 15_000 }).toBe('DELIVERED');
+      await expect.poll(() => row.count(), { timeout: 15_000 }).toBe(0);
+      expect(sender.problems).toEqual([]);
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('creates a queue and edits its settings; creates a cron job and edits it; a refusal keeps what was typed', async () => {
+    const c = await openConsole(operatorKey);
+    try {
+      await c.go('#/queues', 'Queues');
+      await c.page.getByText('New queue').click();
+      await c.page.getByLabel('Name', { exact: true }).fill('made-here');
+      await c.page.getByLabel('Rate (tasks at once)').fill('4');
+      await c.page.getByRole('button', { name: 'Create queue' }).click();
+      await c.page.getByRole('heading', { level: 1, name: 'Queue made-here' }).waitFor();
+      expect((await legacy('getQueue', { name: 'made-here' })).body.result).toMatchObject({ rate: 4 });
+
+      await c.page.getByText('Settings', { exact: true }).click();
+      await expect.poll(() => c.page.getByLabel('Rate (tasks at once, every process together)').inputValue()).toBe('4');
+      await c.page.getByLabel('Description').fill('made in the console');
+      await c.page.getByLabel('At most per process').fill('2');
+      await c.page.getByLabel('Labels (comma-separated)').fill('ops, nightly');
+      await c.page.getByLabel('Rate (tasks at once, every process together)').fill('100000');
+      await c.page.getByRole('button', { name: 'Save settings' }).click();
+      // Refused by the gateway (above QUEUE_MAX_RATE): its reason, the form as typed, nothing changed.
+      await expect.poll(() => c.page.locator('.settings [role="alert"]').innerText()).toContain('rate');
+      expect(await c.page.getByLabel('Description').inputValue()).toBe('made in the console');
+      expect((await legacy('getQueue', { name: 'made-here' })).body.result).toMatchObject({ rate: 4, description: '' });
+      await c.page.getByLabel('Rate (tasks at once, every process together)').fill('6');
+      await c.page.getByRole('button', { name: 'Save settings' }).click();
+      await expect.poll(async () => (await api('{ queue(name: "made-here") { rate description maxConcurrentDispatches labels } }')).queue).toEqual({
+        rate: 6,
+        description: 'made in the console',
+        maxConcurrentDispatches: 2,
+        labels: ['ops', 'nightly'],
+      });
+      // The head follows (its subscription), and the queue's chart has its scale and readout.
+      await expect.poll(() => c.page.locator('.queue-head').innerText()).toContain('rate 6');
+      await c.page.locator('.chart').waitFor();
+      expect(await c.page.locator('.chart .x-axis span').count()).toBe(2);
+
+      await c.go('#/jobs', 'Jobs');
+      await c.page.getByText('New job').click();
+      await c.page.getByLabel('Name', { exact: true }).fill('weekly');
+      await c.page.getByLabel('Schedule (cron)').fill('not a cron');
+      await c.page.getByLabel('Time zone').fill('Europe/Paris');
+      await c.page.getByLabel('URL').fill(`${sink.url}/weekly`);
+      await c.page.getByRole('button', { name: 'Create job' }).click();
+      await expect.poll(() => c.page.locator('.settings [role="alert"]').innerText()).toContain('schedule');
+      await c.page.getByLabel('Schedule (cron)').fill('0 6 * * 1');
+      await c.page.getByRole('button', { name: 'Create job' }).click();
+      await c.page.getByRole('heading', { level: 1, name: 'Job weekly' }).waitFor();
+      expect((await api('{ job(name: "weekly") { schedule timeZone target { http { url } } } }')).job).toEqual({ schedule: '0 6 * * 1', timeZone: 'Europe/Paris', target: { http: { url: `${sink.url}/weekly` } } });
+
+      await c.page.getByText('Edit job').click();
+      await c.page.getByLabel('Schedule (cron)').fill('30 7 * * 1-5');
+      await c.page.getByLabel('Target').selectOption('TASK');
+      await c.page.getByLabel('Queue', { exact: true }).fill('made-here');
+      await c.page.getByRole('button', { name: 'Save job' }).click();
+      await expect.poll(async () => (await api('{ job(name: "weekly") { schedule target { kind task { queue } } } }')).job).toEqual({ schedule: '30 7 * * 1-5', target: { kind: 'TASK', task: { queue: 'made-here' } } });
+      await expect.poll(() => c.page.locator('.facts').innerText()).toContain('30 7 * * 1-5');
+      expect(c.problems).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('the home charts have a scale and time axis, and read out a minute\'s counts under the pointer', async () => {
+    const c = await openConsole(operatorKey);
+    try {
+      const chart = c.page.locator('.chart').first();
+      await chart.waitFor();
+      await expect.poll(() => chart.locator('g[data-minute]').count()).toBe(60);
+      // The pointer over a minute's column (moved there rather than hovered: the chart is read again as minutes pass).
+      const minute = chart.locator('g[data-minute]').nth(30);
+      const box = (await minute.locator('rect.hit').boundingBox())!;
+      await c.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await expect.poll(() => chart.locator('.readout').innerText()).toMatch(/^\d{1,2}:\d{2}( [AP]M)?: \d+ succeeded, \d+ failed$/);
+      const readout = await chart.locator('.readout').innerText();
+      expect(await chart.locator('g.pointed title').textContent()).toBe(readout);
+      expect(await chart.locator('.y-axis span').allInnerTexts()).toHaveLength(3);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a job run from the console appears among its instances', async () => {
     await api('mutation($i: CreateJobInput!) { createJob(input: $i) { name } }', {
       i: { name: 'nightly', schedule: '0 2 * * *', timeZone: 'Europe/Berlin', description: 'the nightly report', target: { http: { url: `${sink.url}/report` } } },
@@ -359,7 +553,7 @@ describe('the operator console in a browser, AUTH=on', () => {
         expect(buttons.filter((b) => !/First|Previous|Next|Last|^Go$/.test(b)), fragment).toEqual([]);
       }
       expect(await reader.page.locator('.actions').first().innerText()).toContain('read only');
-      expect(reader.operations.filter((o) => /^(Pause|Resume|Open|Close|Change|Delete|Cancel|Restart|Run)/.test(o))).toEqual([]);
+      expect(reader.operations.filter((o) => /^(Pause|Resume|Open|Close|Change|Delete|Cancel|Restart|Run|Retry|Purge|Resend)/.test(o))).toEqual([]);
     } finally {
       await reader.close();
     }
@@ -389,6 +583,7 @@ describe('the operator console in a browser, AUTH=on', () => {
       ['jobs', '#/jobs', 'Jobs'],
       ['job', '#/jobs/nightly', 'Job nightly'],
       ['notifications', '#/notifications', 'Notifications'],
+      ['failures', '#/failures', 'Failures'],
     ];
     // A delivery to show: a general notification is stored in-app, so it is delivered with no outside peer.
     await api('mutation($r: JSON!) { sendNotification(systemId: "portal", channel: GENERAL, request: $r) { incomingId } }', {

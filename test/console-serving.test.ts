@@ -106,7 +106,7 @@ describe('the console over HTTP', () => {
         name: '127.0.0.1:9',
         clientId: 'gateway-console',
         resource: GATEWAY_RESOURCE,
-        scope: 'openid profile notifications:read queues:read queues:write scheduler:read scheduler:write tasks:read tasks:write',
+        scope: 'openid profile notifications:read notifications:write queues:read queues:write scheduler:read scheduler:write tasks:read tasks:write',
       },
     });
     // The page may reach the provider (discovery, the token endpoint), and only it besides the gateway.

@@ -10,6 +10,7 @@ import { QueuePage } from './pages/queue';
 import { JobsPage } from './pages/jobs';
 import { JobPage } from './pages/job';
 import { NotificationsPage, RequestPage } from './pages/notifications';
+import { FailuresPage } from './pages/failures';
 import { Alert } from './parts/alert';
 import { PageBoundary } from './parts/boundary';
 
@@ -165,6 +166,7 @@ const NAV: NavItem[] = [
   { page: 'queues', label: 'Queues', target: href('queues'), needs: 'Query.queues', also: ['queue'] },
   { page: 'jobs', label: 'Jobs', target: href('jobs'), needs: 'Query.jobs', also: ['job'] },
   { page: 'notifications', label: 'Notifications', target: href('notifications'), needs: 'Query.notifications', also: ['request'] },
+  { page: 'failures', label: 'Failures', target: href('failures'), needs: 'Query.tasks' },
 ];
 
 function Shell({ session }: { session: Session }) {
@@ -230,5 +232,7 @@ function Page({ route }: { route: Route }) {
       return <NotificationsPage />;
     case 'request':
       return <RequestPage key={route.incomingId} incomingId={route.incomingId} />;
+    case 'failures':
+      return <FailuresPage />;
   }
 }

@@ -11,6 +11,7 @@ export type Route =
   | { page: 'jobs' }
   | { page: 'job'; job: string }
   | { page: 'notifications' }
+  | { page: 'failures' }
   | { page: 'request'; incomingId: string };
 
 /** The route and the fragment's query (`?status=FAILED&page=3`), each page reading its own. */
@@ -41,7 +42,9 @@ export function locate(hash: string): Located {
               ? { page: 'request', incomingId: second }
               : first === 'notifications'
                 ? { page: 'notifications' }
-                : { page: 'home' };
+                : first === 'failures'
+                  ? { page: 'failures' }
+                  : { page: 'home' };
   return { route, params, path: `#/${path}` };
 }
 

@@ -61,6 +61,15 @@ export const CloseQueue = graphql(`mutation CloseQueue($name: String!) { closeQu
 export const ChangeQueueRate = graphql(`mutation ChangeQueueRate($name: String!, $rate: Int!) { changeQueueRate(name: $name, rate: $rate) { name rate } }`);
 export const DeleteQueue = graphql(`mutation DeleteQueue($name: String!) { deleteQueue(name: $name) { name } }`);
 
+export const QueueSettings = graphql(`query QueueSettings($name: String!) { queue(name: $name) { name description rate maxConcurrentDispatches labels } }`);
+export const CreateQueue = graphql(`mutation CreateQueue($input: CreateQueueInput!) { createQueue(input: $input) { name } }`);
+export const UpdateQueue = graphql(`
+  mutation UpdateQueue($name: String!, $input: UpdateQueueInput!) {
+    updateQueue(name: $name, input: $input) { name description rate maxConcurrentDispatches labels updateTime }
+  }
+`);
+export const QueueActivity = graphql(`query QueueActivity($queueName: String!) { taskActivity(minutes: 60, queueName: $queueName) { minute succeeded failed } }`);
+
 // --- Tasks
 
 export const QueueTasks = graphql(`
@@ -96,6 +105,24 @@ export const TaskStatus = graphql(`
 
 export const CancelTask = graphql(`mutation CancelTask($queueName: String!, $name: String!) { cancelTask(queueName: $queueName, name: $name) { name status } }`);
 export const RestartTask = graphql(`mutation RestartTask($queueName: String!, $name: String!) { restartTask(queueName: $queueName, name: $name) { name status } }`);
+export const RunTaskNow = graphql(`mutation RunTaskNow($queueName: String!, $name: String!) { runTaskNow(queueName: $queueName, name: $name) { name status } }`);
+
+// --- Failures: tasks of every queue, most recently ended first, and the bulk actions on them
+
+export const FoundTasks = graphql(`
+  query FoundTasks($filter: TaskFilter, $first: Int!, $after: String) {
+    tasks(filter: $filter, first: $first, after: $after, orderBy: FINISH_TIME_DESC) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      nodes { id queueName name status attempts maxAttempts lastError finishTime updateTime }
+    }
+  }
+`);
+
+export const BulkFields = graphql(`fragment BulkFields on BulkTaskResult { action matched changed more }`);
+export const RetryTasks = graphql(`mutation RetryTasks($select: TaskSelection!) { retryTasks(select: $select) { ...BulkFields } }`);
+export const CancelTasks = graphql(`mutation CancelTasks($select: TaskSelection!) { cancelTasks(select: $select) { ...BulkFields } }`);
+export const PurgeTasks = graphql(`mutation PurgeTasks($select: TaskSelection!) { purgeTasks(select: $select) { ...BulkFields } }`);
 
 // --- Jobs
 
@@ -138,6 +165,8 @@ export const InstanceChanged = graphql(`
   }
 `);
 
+export const CreateJob = graphql(`mutation CreateJob($input: CreateJobInput!) { createJob(input: $input) { name } }`);
+export const UpdateJob = graphql(`mutation UpdateJob($name: String!, $input: UpdateJobInput!) { updateJob(name: $name, input: $input) { name } }`);
 export const RunJob = graphql(`mutation RunJob($name: String!) { runJob(name: $name) { ...InstanceFields } }`);
 export const PauseJob = graphql(`mutation PauseJob($name: String!) { pauseJob(name: $name) { name status nextRunTime } }`);
 export const ResumeJob = graphql(`mutation ResumeJob($name: String!) { resumeJob(name: $name) { name status nextRunTime } }`);
@@ -159,6 +188,8 @@ export const Units = graphql(`
     }
   }
 `);
+
+export const ResendNotification = graphql(`mutation ResendNotification($id: ID!) { resendNotification(id: $id) { ...UnitFields } }`);
 
 export const RequestChanged = graphql(`
   subscription RequestChanged($incomingId: String!) {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { useQuery, useSubscription } from '../api/hooks';
+import { useMay, useQuery, useSubscription } from '../api/hooks';
 import { InstanceChanged, JobDetail } from '../api/operations';
 import type { InstanceFieldsFragment, JobDetailQuery } from '../gql/graphql';
 import { Alert } from '../parts/alert';
@@ -7,12 +7,14 @@ import { Status, Time } from '../parts/format';
 import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 import { JobActions } from './jobs';
+import { JobForm } from './settings-forms';
 
 const PAGE_SIZE = 20;
 
 export function JobPage({ job: name }: { job: string }) {
   const list = useListState([], PAGE_SIZE);
-  const { data, error, loading } = useQuery(JobDetail, { name, first: PAGE_SIZE, after: list.after });
+  const may = useMay();
+  const { data, error, loading, refetch } = useQuery(JobDetail, { name, first: PAGE_SIZE, after: list.after });
   // Instances that appeared live on the first page since it was read: the count below the rows includes them.
   const [added, setAdded] = useState(0);
   const [job, setJob] = useState<JobDetailQuery['job']>();
@@ -65,6 +67,7 @@ export function JobPage({ job: name }: { job: string }) {
             )}
           </dl>
           <JobActions job={job} onChanged={(c) => setJob((j) => j && { ...j, ...c })} />
+          {may('Mutation', 'updateJob') && <JobForm key={`${job.schedule} ${job.timeZone} ${job.description}`} job={job} onSaved={refetch} />}
         </>
       )}
       <h2>Instances</h2>

@@ -6,6 +6,7 @@ import { Alert } from '../parts/alert';
 import { Time } from '../parts/format';
 import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
+import { JobForm } from './settings-forms';
 
 const PAGE_SIZE = 25;
 
@@ -14,6 +15,7 @@ type Job = JobsQuery['jobs']['nodes'][number];
 const FILTERS = ['name', 'status'] as const;
 
 export function JobsPage() {
+  const may = useMay();
   const list = useListState(FILTERS, PAGE_SIZE);
   const { name: prefix, status } = list.values;
   const filter: JobFilter = { ...(prefix.trim() && { namePrefix: prefix.trim() }), ...((status === 'ENABLED' || status === 'PAUSED') && { status: status as JobStatus }) };
@@ -22,6 +24,7 @@ export function JobsPage() {
   return (
     <section aria-labelledby="jobs-title">
       <h1 id="jobs-title">Jobs</h1>
+      {may('Mutation', 'createJob') && <JobForm />}
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Name starts with

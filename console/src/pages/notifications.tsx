@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
-import { useMay, useQuery, useSubscription } from '../api/hooks';
-import { RequestChanged, Stubs, Units } from '../api/operations';
+import { useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
+import { RequestChanged, ResendNotification, Stubs, Units } from '../api/operations';
 import type { UnitFieldsFragment } from '../gql/graphql';
 import { Alert } from '../parts/alert';
 import { CHANNELS, NOTIFICATION_STATUSES, Status, Time } from '../parts/format';
@@ -23,7 +23,7 @@ export function NotificationsPage() {
     ...(status && { status: status as NotificationStatus }),
     ...(channel && { channel: channel as Channel }),
   };
-  const { data, error, loading } = useQuery(Units, { filter, first: PAGE_SIZE, after: list.after });
+  const { data, error, loading, refetch } = useQuery(Units, { filter, first: PAGE_SIZE, after: list.after });
   const page = data?.notifications;
   // A page lists units newest request first, a request's units together: shown grouped by request.
   const requests: { incomingId: string; units: UnitFieldsFragment[] }[] = [];
@@ -73,7 +73,7 @@ export function NotificationsPage() {
               <span className="muted">{request.units[0]!.channel.toLowerCase()}</span> <Time at={request.units[0]!.createTime} />{' '}
               <span className="muted unit-count">{request.units.length === 1 ? '1 unit' : `${request.units.length} units`}</span>
             </h3>
-            <UnitList units={request.units} />
+            <UnitList units={request.units} onResent={refetch} />
           </article>
         ))}
       </div>
@@ -83,25 +83,47 @@ export function NotificationsPage() {
   );
 }
 
-function UnitList({ units }: { units: UnitFieldsFragment[] }) {
+/** Units with their status, attempts and last error; a FAILED one offers its resend to a caller allowed it. */
+export function UnitList({ units, onResent }: { units: UnitFieldsFragment[]; onResent?(unit: UnitFieldsFragment): void }) {
+  const may = useMay();
+  const resend = useMutation(ResendNotification);
   return (
-    <ul className="units">
-      {units.map((u) => (
-        <li key={u.id} data-unit={u.id}>
-          <Status value={u.status} /> <span className="recipient">{u.recipient}</span>{' '}
-          <span className="muted">
-            {u.attempts}/{u.maxAttempts} attempts
-          </span>
-          {u.deliveredTime && (
-            <>
-              {' '}
-              delivered <Time at={u.deliveredTime} />
-            </>
-          )}
-          {u.lastError && <small className="error-text">{u.lastError}</small>}
-        </li>
-      ))}
-    </ul>
+    <>
+      {resend.error && <Alert>{resend.error.message}</Alert>}
+      <ul className="units">
+        {units.map((u) => (
+          <li key={u.id} data-unit={u.id}>
+            <Status value={u.status} /> <span className="recipient">{u.recipient}</span>{' '}
+            <span className="muted">
+              {u.attempts}/{u.maxAttempts} attempts
+            </span>
+            {u.deliveredTime && (
+              <>
+                {' '}
+                delivered <Time at={u.deliveredTime} />
+              </>
+            )}
+            {u.status === 'FAILED' && may('Mutation', 'resendNotification') && (
+              <>
+                {' '}
+                <button
+                  type="button"
+                  className="small"
+                  disabled={resend.busy}
+                  onClick={async () => {
+                    const answer = await resend.run({ id: u.id });
+                    if (answer) onResent?.(answer.resendNotification);
+                  }}
+                >
+                  Resend
+                </button>
+              </>
+            )}
+            {u.lastError && <small className="error-text">{u.lastError}</small>}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
@@ -122,7 +144,7 @@ export function RequestPage({ incomingId }: { incomingId: string }) {
           System {units[0].systemId}, channel {units[0].channel.toLowerCase()}, accepted <Time at={units[0].createTime} />, {units.length} units.
         </p>
       )}
-      <UnitList units={units} />
+      <UnitList units={units} onResent={(resent) => setUnits((all) => all.map((u) => (u.id === resent.id ? resent : u)))} />
     </section>
   );
 }

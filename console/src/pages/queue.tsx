@@ -1,12 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
-import { useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
-import { CancelTask, QueueChanged, QueueTasks, RestartTask, SummaryChanged, TaskDetail, TaskStatus } from '../api/operations';
+import { useInterval, useMay, useMutation, useQuery, useSubscription } from '../api/hooks';
+import { CancelTask, QueueActivity, QueueChanged, QueueTasks, RestartTask, RunTaskNow, SummaryChanged, TaskDetail, TaskStatus } from '../api/operations';
 import type { QueueFieldsFragment } from '../gql/graphql';
 import { Alert } from '../parts/alert';
-import { Status, Time, TASK_STATUSES } from '../parts/format';
+import { Status, TaskCells, Time, TASK_STATUSES } from '../parts/format';
 import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
 import { Counts, QueueActions } from './queues';
+import { QueueSettingsForm } from './settings-forms';
+import { ActivityChart } from '../parts/chart';
 
 const PAGE_SIZE = 25;
 /** Changes arriving together (a busy queue) refresh the list once. */
@@ -20,9 +22,10 @@ const FILTERS = ['status', 'name'] as const;
  * tasks is read again after each change of the counts (settled), so it misses no change either.
  */
 export function QueuePage({ queue: name, task }: { queue: string; task: string | undefined }) {
+  const may = useMay();
   const list = useListState(FILTERS, PAGE_SIZE);
   const { status, name: search } = list.values;
-  const filter = { ...(status && { status: status as (typeof TASK_STATUSES)[number] }), ...(search.trim() && { name: search.trim() }) };
+  const filter = { ...(status && { status: status as (typeof TASK_STATUSES)[number] }), ...(search.trim() && { nameContains: search.trim() }) };
   const { data, error, refetch, loading } = useQuery(QueueTasks, { queueName: name, filter, first: PAGE_SIZE, after: list.after });
   const [queue, setQueue] = useState<QueueFieldsFragment>();
   const [gone, setGone] = useState(false);
@@ -55,13 +58,15 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
           </p>
           <Counts summary={queue.tasksSummary} />
           <QueueActions queue={queue} onChanged={(c) => setQueue((q) => q && { ...q, ...c })} onDeleted={() => setGone(true)} />
+          {may('Mutation', 'updateQueue') && <QueueSettingsForm name={name} />}
         </div>
       )}
+      {may('Query', 'taskActivity') && !gone && <QueueThroughput name={name} />}
       {task && <TaskPanel key={task} queueName={name} name={task} onChanged={refetch} closeHref={list.at(href('queues', name))} />}
       <h2>Tasks</h2>
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Name starts with
+          Name contains
           <input type="search" value={search} onChange={(e) => list.set('name', e.target.value)} />
         </label>
         <label>
@@ -91,20 +96,26 @@ export function QueuePage({ queue: name, task }: { queue: string; task: string |
               </a>
               {t.lastError && <small className="muted">{t.lastError}</small>}
             </span>
-            <span role="cell" data-label="Status">
-              <Status value={t.status} />
-            </span>
-            <span role="cell" data-label="Attempts">
-              {t.attempts}/{t.maxAttempts}
-            </span>
-            <span role="cell" data-label="Updated">
-              <Time at={t.updateTime} />
-            </span>
+            <TaskCells task={t} timeLabel="Updated" at={t.updateTime} />
           </div>
         ))}
       </div>
       <Pager state={list} size={PAGE_SIZE} total={tasks?.totalCount} hasNext={tasks?.pageInfo.hasNextPage ?? false} label="tasks" loading={loading} />
     </section>
+  );
+}
+
+/** How often the queue's chart is read again: it counts whole minutes. */
+const CHART_REFRESH_MS = 15_000;
+
+/** The queue's tasks ended per minute over the last hour. */
+function QueueThroughput({ name }: { name: string }) {
+  const { data, refetch } = useQuery(QueueActivity, { queueName: name });
+  useInterval(refetch, CHART_REFRESH_MS);
+  return (
+    <div className="charts">
+      <ActivityChart title="Tasks ended per minute" series={data?.taskActivity ?? []} succeeded="succeeded" failed="failed" />
+    </div>
   );
 }
 
@@ -134,6 +145,7 @@ function TaskPanel({ queueName, name, onChanged, closeHref }: { queueName: strin
   });
   const cancel = useMutation(CancelTask);
   const restart = useMutation(RestartTask);
+  const runNow = useMutation(RunTaskNow);
   const task = data?.task;
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [name]);
@@ -243,6 +255,11 @@ function TaskPanel({ queueName, name, onChanged, closeHref }: { queueName: strin
                 Cancel task
               </button>
             )}
+            {may('Mutation', 'runTaskNow') && waitsOnTime(task) && (
+              <button type="button" onClick={async () => (await runNow.run({ queueName, name })) && changed()}>
+                Run now
+              </button>
+            )}
             {may('Mutation', 'restartTask') && task.status === 'FAILED' && (
               <button
                 type="button"
@@ -252,11 +269,20 @@ function TaskPanel({ queueName, name, onChanged, closeHref }: { queueName: strin
               </button>
             )}
           </div>
-          {(cancel.error ?? restart.error) && <Alert>{(cancel.error ?? restart.error)!.message}</Alert>}
+          {(cancel.error ?? restart.error ?? runNow.error) && <Alert>{(cancel.error ?? restart.error ?? runNow.error)!.message}</Alert>}
         </>
       )}
     </article>
   );
+}
+
+/**
+ * Whether a task waits only on time: a READY one whose next attempt is later (a backoff), or a BLOCKED one with a
+ * later schedule time (its dependencies the gateway checks: a refusal says so).
+ */
+function waitsOnTime(task: { status: string; nextAttemptAt?: string | null; scheduleTime?: string | null }): boolean {
+  const later = (at: string | null | undefined) => !!at && Date.parse(at) > Date.now();
+  return (task.status === 'READY' && later(task.nextAttemptAt)) || (task.status === 'BLOCKED' && later(task.scheduleTime));
 }
 
 /** The payload as JSON, at most PAYLOAD_SHOWN characters of it (a payload can be large; the page stays light). */

@@ -6,6 +6,7 @@ import { Alert } from '../parts/alert';
 import { Confirm } from '../parts/confirm';
 import { Pager, useListState } from '../parts/pager';
 import { href } from '../route';
+import { NewQueueForm } from './settings-forms';
 
 const PAGE_SIZE = 25;
 /** Queues created, changed or deleted together (a deployment creating fifty) refresh the list once. */
@@ -13,6 +14,7 @@ const SETTLE_MS = 300;
 const FILTERS = ['name', 'state'] as const;
 
 export function QueuesPage() {
+  const may = useMay();
   const list = useListState(FILTERS, PAGE_SIZE);
   const { name: prefix, state } = list.values;
   const filter: QueueFilter = {
@@ -31,6 +33,7 @@ export function QueuesPage() {
   return (
     <section aria-labelledby="queues-title">
       <h1 id="queues-title">Queues</h1>
+      {may('Mutation', 'createQueue') && <NewQueueForm />}
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Name starts with

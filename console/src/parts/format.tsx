@@ -20,6 +20,23 @@ export function Status({ value }: { value: string }) {
   return <span className={`status status-${value.toLowerCase()}`}>{value}</span>;
 }
 
+/** The status, attempts and a time of a task, as cells of a task list's row. */
+export function TaskCells({ task, timeLabel, at }: { task: { status: string; attempts: number; maxAttempts: number }; timeLabel: string; at: string | null | undefined }) {
+  return (
+    <>
+      <span role="cell" data-label="Status">
+        <Status value={task.status} />
+      </span>
+      <span role="cell" data-label="Attempts">
+        {task.attempts}/{task.maxAttempts}
+      </span>
+      <span role="cell" data-label={timeLabel}>
+        <Time at={at} />
+      </span>
+    </>
+  );
+}
+
 export const TASK_STATUSES = ['BLOCKED', 'READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export const NOTIFICATION_STATUSES = ['PENDING', 'SENDING', 'DELIVERED', 'FAILED', 'EXPIRED', 'CANCELLED', 'READ', 'ARCHIVED'] as const;
 export const CHANNELS = ['WEBHOOK', 'CHAT_A', 'CHAT_B', 'SMS', 'PUSH', 'GENERAL', 'GAPS', 'EMAIL'] as const;
