@@ -200,6 +200,23 @@ describe.each(DATABASES)('acting on failures on %s', (kind) => {
     expect((await run('missing')).errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('failed notification units are found by error text and by when they failed', async () => {
+    const failedUnit = (lastError: string, minutesAgo: number) =>
+      db().notification.create({
+        data: { incomingId: crypto.randomUUID(), systemId: 'found', channel: 'sms', type: 'sms', recipient: '+7', payload: {}, status: 'FAILED', lastError, updateTime: new Date(Date.now() - minutesAgo * 60_000) },
+      });
+    const smsc = await failedUnit('SMSC refused: throttled', 5);
+    const old = await failedUnit('smsc timeout', 120);
+    await failedUnit('bot token revoked', 1);
+    const found = async (filter: Record<string, unknown>) =>
+      ((await ok('query($f: NotificationFilter) { notifications(filter: $f, first: 50) { nodes { id } } }', { f: { systemId: 'found', status: 'FAILED', ...filter } })).notifications.nodes as { id: string }[]).map((n) => n.id).sort();
+    expect(await found({ errorContains: 'SMSC' })).toEqual([smsc.id, old.id].sort());
+    expect(await found({ errorContains: 'smsc', updatedAfter: new Date(Date.now() - 60 * 60_000).toISOString() })).toEqual([smsc.id]);
+    expect(await found({ errorContains: '%' })).toEqual([]);
+    const refused = await call('query { notifications(filter: { errorContains: "" }) { totalCount } }');
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
+
   it('resendNotification sends a FAILED unit again and refuses any other', async () => {
     const unit = await db().notification.create({
       data: { incomingId: crypto.randomUUID(), systemId: 'sys', channel: 'sms', type: 'sms', recipient: '+70000000000', payload: {}, status: 'FAILED', attempts: 8, lastError: 'SMSC refused', availableAt: new Date(Date.now() + 3_600_000) },

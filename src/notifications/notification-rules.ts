@@ -236,6 +236,8 @@ export const notificationStatus = z.enum(NOTIFICATION_STATUSES as [NotificationS
 });
 export const stubType = z.string({ message: 'must be a string' }).regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 letters, digits, "_", "-", "." or ":"');
 export const uuid = z.uuid({ message: 'must be a UUID' });
+/** Text searched for in a unit's last error. */
+export const errorText = z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(1024, 'at most 1024 characters');
 export const uuidList = z.array(uuid, { message: 'must be a list of UUIDs' }).min(1, 'must name at least one id').max(500, 'at most 500 ids');
 export const externalIdList = z.array(str(256).min(1), { message: 'must be a list of strings' }).min(1, 'must name at least one id').max(500, 'at most 500 ids');
 

@@ -7,6 +7,7 @@ import { acceptNotifications as acceptStatement, type AcceptRequest } from '../d
 import { notifyEvent } from '../db/sql/notifyEvent.js';
 import { groupCommitPer } from '../db/group-commit.js';
 import { dbNow } from '../db/clock.js';
+import { likeLiteral } from '../db/like.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { readPage, type Page, type Window } from '../pagination.js';
 import {
@@ -412,6 +413,10 @@ export interface UnitFilter {
   status?: NotificationStatus;
   channel?: SendChannel;
   incomingId?: string;
+  /** The last attempt's error contains this text, any case. */
+  errorContains?: string;
+  /** Changed (a FAILED unit: failed) at or after this instant. */
+  updatedAfter?: Date;
 }
 
 /** Delivery units of every type, newest request first and a request's units together, a page at a time. */
@@ -421,6 +426,8 @@ export async function findNotificationUnits(db: PrismaClient, filter: UnitFilter
     ...(filter.status !== undefined && { status: filter.status }),
     ...(filter.channel !== undefined && { channel: filter.channel }),
     ...(filter.incomingId !== undefined && { incomingId: filter.incomingId }),
+    ...(filter.errorContains !== undefined && { lastError: { contains: likeLiteral(filter.errorContains), mode: 'insensitive' } }),
+    ...(filter.updatedAfter !== undefined && { updateTime: { gte: filter.updatedAfter } }),
   };
   return readPage(
     window,

@@ -14,6 +14,7 @@ import {
   CHANNEL_ENUM,
   NOTIFICATION_STATUSES,
   SEND_RULES,
+  errorText,
   externalIdList,
   fileUploads,
   idempotencyKey,
@@ -105,6 +106,8 @@ const NotificationFilterInput = builder.inputType('NotificationFilter', {
     status: t.field({ type: NotificationStatusEnum, description: 'Status equals this.' }),
     channel: t.field({ type: NotificationChannel, description: 'Channel equals this.' }),
     incomingId: t.string({ description: 'The units of this request.' }),
+    errorContains: t.string({ description: "The last attempt's error contains this text, in any case." }),
+    updatedAfter: t.field({ type: 'DateTime', description: 'Changed at or after this instant (for FAILED units: failed since).' }),
   }),
 });
 
@@ -269,11 +272,12 @@ builder.queryFields((t) => ({
     description: 'Delivery units of every channel and type by system, status, channel or request, newest request first with its units together, a page at a time.',
     args: { filter: t.arg({ type: NotificationFilterInput, description: 'Conditions on the units.' }), ...pageArgs(t.arg) },
     resolve: async (_root, args, ctx, info) => {
-      const given = dropNulls(args.filter) as { systemId?: string; status?: NotificationStatus; channel?: SendChannel; incomingId?: string };
-      const filter = {
+      const given = dropNulls(args.filter) as notifications.UnitFilter;
+      const filter: notifications.UnitFilter = {
         ...given,
         ...(given.systemId !== undefined && { systemId: validate(systemIdRule, given.systemId, 'filter.systemId') }),
         ...(given.incomingId !== undefined && { incomingId: validate(uuid, given.incomingId, 'filter.incomingId') }),
+        ...(given.errorContains !== undefined && { errorContains: validate(errorText, given.errorContains, 'filter.errorContains') }),
       };
       // A key bound to a system reads that system's units only.
       if (filter.systemId !== undefined) assertSystemAccess(ctx, filter.systemId);
