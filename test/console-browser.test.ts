@@ -418,8 +418,11 @@ describe.each(DATABASES)('the operator console in a browser, AUTH=on, on %s', (k
     await db.notification.update({ where: { id: unit.id }, data: { status: 'FAILED', lastError: 'provider unreachable', attempts: 8 } });
     const sender = await openConsole(await makeKey(t, ['tasks:read', 'notifications:read', 'notifications:write']));
     try {
-      await sender.go('#/failures', 'Failures');
       const row = sender.page.locator(`[data-unit="${unit.id}"]`);
+      // The page's error filter narrows the failed units too.
+      await sender.go('#/failures?error=no-such-error', 'Failures');
+      await sender.page.getByText('No failed notification unit.').waitFor();
+      await sender.go('#/failures?error=UNREACHABLE', 'Failures');
       await expect.poll(() => row.innerText()).toContain('provider unreachable');
       await row.getByRole('button', { name: 'Resend' }).click();
       await expect.poll(async () => (await db.notification.findUniqueOrThrow({ where: { id: unit.id } })).status, { timeout: 15_000 }).toBe('DELIVERED');

@@ -80,6 +80,8 @@ export function FailuresPage() {
   useEffect(() => setSelected(new Set()), [params.toString()]);
   const shown = tasks?.nodes ?? [];
   const allShown = shown.length > 0 && shown.every((t) => selected.has(keyOf(t)));
+  // What an action on the selection applies to: the selected rows still shown (a refresh may have taken some away).
+  const chosen = shown.filter((t) => selected.has(keyOf(t)));
   const toggle = (key: string) => setSelected((s) => (s.has(key) ? (s.delete(key), new Set(s)) : new Set(s.add(key))));
 
   const offered = (Object.keys(ACTIONS) as Action[]).filter((action) => may('Mutation', `${action}Tasks`) && (status === undefined || ACTIONS[action].statuses.includes(status)));
@@ -104,7 +106,7 @@ export function FailuresPage() {
     let changed = 0;
     let matched = 0;
     if (scope === 'selected') {
-      const keys = shown.filter((t) => selected.has(keyOf(t))).map((t) => ({ queueName: t.queueName, name: t.name }));
+      const keys = chosen.map((t) => ({ queueName: t.queueName, name: t.name }));
       const answer = await run({ select: { keys } });
       const result = answer && Object.values(answer)[0];
       changed = result?.changed ?? 0;
@@ -174,8 +176,8 @@ export function FailuresPage() {
       {offered.length > 0 && (
         <div className="actions bulk" aria-label="Bulk actions">
           {offered.map((action) => (
-            <button key={`sel-${action}`} type="button" disabled={busy || selected.size === 0} onClick={() => setAsking({ action, scope: 'selected', count: selected.size })}>
-              {ACTIONS[action].label} selected ({selected.size})
+            <button key={`sel-${action}`} type="button" disabled={busy || chosen.length === 0} onClick={() => setAsking({ action, scope: 'selected', count: chosen.length })}>
+              {ACTIONS[action].label} selected ({chosen.length})
             </button>
           ))}
           {status !== undefined &&
@@ -247,18 +249,15 @@ export function FailuresPage() {
           )}
         </Confirm>
       )}
-      {may('Query', 'notifications') && <FailedUnits />}
+      {may('Query', 'notifications') && <FailedUnits errorContains={errorText.trim()} failedAfter={finishedAfter} />}
     </section>
   );
 }
 
-/** The most recent failed notification units of every system, each with its resend. */
-function FailedUnits() {
-  const { data, error, refetch } = useQuery(Units, {
-    filter: { status: 'FAILED' },
-    first: 10,
-    after: null,
-  });
+/** The most recent failed notification units of every system (by the page's error text and time), each with its resend. */
+function FailedUnits({ errorContains, failedAfter }: { errorContains: string; failedAfter: string | undefined }) {
+  const filter = { status: 'FAILED' as const, ...(errorContains && { errorContains }), ...(failedAfter && { updatedAfter: failedAfter }) };
+  const { data, error, refetch } = useQuery(Units, { filter, first: 10, after: null });
   useInterval(refetch, REFRESH_MS);
   const page = data?.notifications;
   return (
