@@ -143,8 +143,9 @@ describe.each(DATABASES)('the example front end in Chromium, on %s', (kind) => {
       expect(await page.getByRole('listitem').allInnerTexts()).toEqual(expect.arrayContaining(['queues:read', 'tasks:read', 'tasks:write']));
       await page.getByRole('button', { name: 'Allow' }).click();
 
-      // Back on the app with a code it traded for tokens; the code has left the address bar.
-      await expect.poll(() => page.locator('#who').innerText()).toBe(ACCOUNT.name);
+      // Back on the app with a code it traded for tokens; the code has left the address bar. Two redirects and a
+      // token exchange: given the context's own wait rather than expect.poll's 5 s, which a busy host can exceed.
+      await expect.poll(() => page.locator('#who').innerText(), { timeout: 15_000 }).toBe(ACCOUNT.name);
       expect(page.url()).toBe(`${app.origin}/`);
       await expect.poll(() => page.locator('#queues li').allInnerTexts()).toEqual(['mail']);
       expect((await page.locator('#scopes').innerText()).split(' ')).toEqual(expect.arrayContaining(['queues:read', 'tasks:read', 'tasks:write']));
