@@ -9,7 +9,9 @@
 // bench:graphql asks it: seed the table with GENERATE_QUEUES of bench/fixtures.ts first) or person / person-legacy (a
 // random person of ALT_PERSONS (10,000) from oid ALT_FIRST_PERSON (5000000001) with their organizations, over /graphql
 // or GET getPersonOrganizationsById, as bench:graphql's nested case asks it: seed with bench/fixtures.ts' GENERATE_*);
-// ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2).
+// ALT_CONNECTIONS (16), ALT_SECONDS per burst (3), ALT_ROUNDS (5), ALT_WARM_UP_SECONDS (2). ALT_RATE (req/s, all
+// connections together) holds every burst to that rate: then the server CPU per request is the comparison, which on a
+// shared host moves less than req/s at full load (a server that needs less CPU leaves more to the others).
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { QUEUE_FIELDS } from './fixtures.js';
@@ -19,6 +21,7 @@ const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.ALT_SECONDS ?? 3);
 const ROUNDS = Number(process.env.ALT_ROUNDS ?? 5);
 const WARM_UP_SECONDS = Number(process.env.ALT_WARM_UP_SECONDS ?? 2);
+const RATE = process.env.ALT_RATE ? Number(process.env.ALT_RATE) : undefined;
 const QUEUE = process.env.ALT_QUEUE ?? 'bench';
 const REQUEST = process.env.ALT_REQUEST ?? 'getQueue';
 const PERSONS = Number(process.env.ALT_PERSONS ?? 10_000);
@@ -64,7 +67,7 @@ function requestOf(t: Target) {
 }
 
 async function burst(t: Target, seconds: number): Promise<Result> {
-  const result = await autocannon({ url: t.url, connections: CONNECTIONS, duration: seconds, requests: [requestOf(t)] });
+  const result = await autocannon({ url: t.url, connections: CONNECTIONS, duration: seconds, requests: [requestOf(t)], ...(RATE && { overallRate: RATE }) });
   if (result.non2xx || result.errors || result.timeouts) throw new Error(`${t.label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
   return result;
 }
@@ -90,7 +93,7 @@ async function main(): Promise<void> {
       t.p99s.push(result.latency.p99);
     }
   }
-  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
+  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
   console.log('| target | req/s | p99 ms | server CPU ms/req |');
   console.log('|---|---:|---:|---:|');
   for (const t of targets) {

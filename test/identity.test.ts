@@ -7,6 +7,7 @@ import { PrismaClient } from '../src/generated/prisma/client.js';
 import { importIdentity } from '../src/identity/import.js';
 import { BASE_FIELDS, SCOPE_FIELDS } from '../src/identity/scopes.js';
 import { ValidationError } from '../src/errors.js';
+import { plannedQueryCounts } from '../src/schema/planned-query.js';
 import { DATABASES } from './helpers/databases.js';
 import { gql, startTestGateway, type TestGateway } from './helpers/gateway.js';
 import { identityFixture, LONE, NARROW, WIDE } from './helpers/identity-fixture.js';
@@ -225,6 +226,49 @@ describe.each(DATABASES)('identity on %s', (kind) => {
       { position: 'Clerk', person: { oid: NARROW, lastName: 'Lebedeva', snils: null } },
     ]);
     expect((await gql(url, 'query { organization(oid: "4000000000") { members { position } } }', {}, { 'x-idpscopes': 'fullname' })).errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it('a document asked again reuses its plan, unless the plan read a variable or the caller', async () => {
+    const services = t.gateway.services;
+    const original = services.db;
+    const counting = new PrismaClient({ adapter: t.gateway.database.adapterFactory, log: [{ emit: 'event', level: 'query' }] });
+    let queries = 0;
+    counting.$on('query', () => void queries++);
+    services.db = counting;
+    const ask = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      queries = 0;
+      const before = plannedQueryCounts();
+      const r = await gql(url, query, variables, headers);
+      expect(r.errors).toBeUndefined();
+      const after = plannedQueryCounts();
+      return { data: r.data!, queries, planned: after.planned - before.planned, reused: after.reused - before.reused };
+    };
+    try {
+      // Asked first for one person, then for others: every answer as when planned, and no more statements (a mapping
+      // missing on a reused plan would make each organization load on its own).
+      const nested = 'query($oid: String!) { person(oid: $oid) { oid organizations { chief organization { oid shortName } } groups { group { grpId } } } }';
+      const first = await ask(nested, { oid: NARROW });
+      expect(first).toMatchObject({ planned: 1, reused: 0 });
+      const wide = await ask(nested, { oid: WIDE });
+      expect(wide).toMatchObject({ planned: 0, reused: 1, queries: first.queries });
+      expect(wide.data.person.organizations).toHaveLength(50);
+      expect(wide.data.person.organizations[1]).toEqual({ chief: false, organization: { oid: '4000000001', shortName: 'Org 1' } });
+      expect(wide.data.person.groups.map((g: { group: { grpId: string } }) => g.group.grpId)).toEqual(['G_ADMINS', 'G_SIGN']);
+      expect(await ask(nested, { oid: NARROW })).toEqual({ ...first, planned: 0, reused: 1 });
+      // A variable under the field (here a directive's) is read by the plan: planned for each request, each right.
+      const maybe = 'query($oid: String!, $orgs: Boolean!) { person(oid: $oid) { oid organizations @include(if: $orgs) { organization { oid } } } }';
+      for (const orgs of [true, false, true]) {
+        const r = await ask(maybe, { oid: WIDE, orgs });
+        expect(r).toMatchObject({ planned: 1, reused: 0 });
+        expect(r.data.person.organizations?.length).toBe(orgs ? 50 : undefined);
+      }
+      // Organization.members asks who the caller is: planned for each request.
+      const members = 'query { organization(oid: "4000000000") { oid members { position } } }';
+      for (let i = 0; i < 2; i++) expect(await ask(members, {}, { 'x-idpscopes': 'usr_org fullname' })).toMatchObject({ planned: 1, reused: 0 });
+    } finally {
+      services.db = original;
+      await counting.$disconnect();
+    }
   });
 
   it('one person with 50 organizations is answered with a constant number of SQL queries', async () => {

@@ -1,6 +1,7 @@
-import type { Person } from '../generated/prisma/client.js';
+import type { Person, Prisma } from '../generated/prisma/client.js';
 import type { GraphQLContext } from './context.js';
 import { builder } from './builder.js';
+import { plannedQuery } from './planned-query.js';
 import { validate } from './common.js';
 import * as identity from '../identity/identity.js';
 import { employmentPageRule, oidRule } from '../identity/identity-rules.js';
@@ -44,6 +45,8 @@ function released(person: Person, ctx: GraphQLContext): Partial<identity.PersonV
 }
 
 type Query = { include?: Record<string, unknown>; select?: Record<string, unknown> };
+type PersonQuery = Omit<Prisma.PersonFindFirstArgs, 'where'> & Query;
+type OrganizationQuery = Omit<Prisma.OrganizationFindFirstArgs, 'where'> & Query;
 
 /** Organizations, groups and employments of a person need the usr_org scope. */
 function checkRelationScopes(query: Query, ctx: GraphQLContext, what: string): void {
@@ -151,7 +154,7 @@ builder.prismaObject('OrganizationGroup', {
   }),
 });
 
-builder.prismaObject('Organization', {
+const OrganizationRef = builder.prismaObject('Organization', {
   description: 'An organization of the identity provider (ESIA `orgs`).',
   fields: (t) => ({
     oid: t.exposeString('oid', { description: 'Identifier of the organization (digits).' }),
@@ -175,30 +178,33 @@ builder.prismaObject('Organization', {
 });
 
 builder.queryFields((t) => ({
-  person: t.prismaField({
+  // Planned once per document (src/schema/planned-query.ts) and after the argument and the caller are checked.
+  person: t.field({
     type: PersonRef,
     extensions: { scope: IDENTITY_READ_SCOPE, ownRecords: true },
     description:
       'One person by oid; NOT_FOUND when unknown. Fields outside the X-IdpScopes header (within a token\'s consented scopes) are null; an unknown scope is BAD_USER_INPUT. A token bound to a person without identity:read reads only that person.',
     args: { oid: t.arg.string({ required: true, description: 'Identifier of the person (digits).' }) },
-    resolve: (query, _root, args, ctx) => {
+    resolve: (_root, args, ctx, info) => {
       const oid = validate(oidRule, args.oid, 'oid');
       assertOwnPerson(ctx.principal, oid);
       scopesOf(ctx);
-      checkRelationScopes(query as Query, ctx, 'the person\'s organizations');
+      const query = plannedQuery<PersonQuery>(ctx, info);
+      checkRelationScopes(query, ctx, 'the person\'s organizations');
       return identity.getPerson(ctx.db, oid, query);
     },
   }),
-  organization: t.prismaField({
-    type: 'Organization',
+  organization: t.field({
+    type: OrganizationRef,
     extensions: { scope: IDENTITY_READ_SCOPE, ownRecords: true },
     description:
       'One organization by oid; NOT_FOUND when unknown. `members` needs scope usr_org; member persons are filtered by X-IdpScopes like `person`. A token bound to a person without identity:read reads only the person\'s own organizations.',
     args: { oid: t.arg.string({ required: true, description: 'Identifier of the organization (digits).' }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const oid = validate(oidRule, args.oid, 'oid');
       scopesOf(ctx);
-      checkRelationScopes(query as Query, ctx, 'the organization\'s members');
+      const query = plannedQuery<OrganizationQuery>(ctx, info);
+      checkRelationScopes(query, ctx, 'the organization\'s members');
       await assertOwnOrganization(ctx.db, ctx.principal, oid);
       return identity.getOrganization(ctx.db, oid, query);
     },
