@@ -4,11 +4,12 @@ import { translateWriteErrors } from '../db/errors.js';
 import { dbNow } from '../db/clock.js';
 import { likeLiteral } from '../db/like.js';
 import { notifyTaskChange } from '../db/sql/taskEvents.js';
+import { moveTasks } from '../db/sql/bulkTasks.js';
 import type { QueueDeleteGuard } from '../queues/queues.js';
 import type { OutboundPolicy } from '../http/outbound-policy.js';
 import { readPage, type Page, type Window } from '../pagination.js';
 import { assertTransition, type CreateTaskInput, type TaskFilter, type TaskKey } from './task-rules.js';
-import { fromStatuses, TASK_STATUSES, type TaskAction, type TaskStatusName } from '../db/task-transitions.js';
+import { TASK_STATUSES, type TaskAction, type TaskStatusName } from '../db/task-transitions.js';
 
 // The tasks area over Prisma. Inputs are already validated by the edge (task-rules.ts); status changes made here
 // (create, cancel, restart) and by the dispatcher (src/db/sql/*Task*.ts) all take their rules from TASK_TRANSITIONS.
@@ -116,31 +117,27 @@ export async function tasksSummary(db: PrismaClient, queueName: string): Promise
   return { queueName, total: Object.values(counts).reduce((a, b) => a + b, 0), ...counts };
 }
 
-/** Moves one task by `action` if its status allows, else a CONFLICT naming the status; nothing changes on refusal. */
-async function transition(db: PrismaClient, action: Extract<TaskAction, 'cancel' | 'restart'>, key: TaskKey, data: Prisma.TaskUpdateManyMutationInput): Promise<Task> {
+/**
+ * Moves one task by `action` if its status allows, else a CONFLICT naming the status; nothing changes on refusal. The
+ * statement is the bulk actions' own (src/db/sql/bulkTasks.ts): what a cancel or a restart writes is said there once.
+ */
+async function transition(db: PrismaClient, action: Extract<TaskAction, 'cancel' | 'restart'>, key: TaskKey): Promise<Task> {
   return db.$transaction(async (tx) => {
-    const now = dbNow(db);
-    const moved = await tx.task.updateMany({
-      where: { queueName: key.queueName, name: key.name, status: { in: fromStatuses(action) } },
-      data: { ...data, updateTime: now },
-    });
     const task = await tx.task.findUnique({ where: { queueName_name: key } });
     if (!task) throw new NotFoundError(`${describe(key)} not found`);
-    if (moved.count === 0) {
-      assertTransition(action, task);
-      throw new ConflictError(`${describe(key)} changed while ${action} ran; read it and try again`);
-    }
-    await notifyTaskChange(tx, task);
-    return task;
+    assertTransition(action, task);
+    const moved = await moveTasks(tx, action, [task.id]);
+    if (moved.length === 0) throw new ConflictError(`${describe(key)} changed while ${action} ran; read it and try again`);
+    return tx.task.findUniqueOrThrow({ where: { id: task.id } });
   });
 }
 
 export function cancelTask(db: PrismaClient, key: TaskKey): Promise<Task> {
-  return transition(db, 'cancel', key, { status: 'CANCELLED', finishTime: dbNow(db) });
+  return transition(db, 'cancel', key);
 }
 
 export function restartTask(db: PrismaClient, key: TaskKey): Promise<Task> {
-  return transition(db, 'restart', key, { status: 'READY', attempts: 0, availableAt: dbNow(db), startTime: null, finishTime: null });
+  return transition(db, 'restart', key);
 }
 
 /**

@@ -3,8 +3,9 @@ import { idIn } from './idIn.js';
 import { statusAllows } from './taskStatusSql.js';
 import { announceTaskChanges } from './taskEvents.js';
 
-// The statements of the bulk task actions, over tasks already picked by id: each re-checks the status under the row
-// lock it takes (a task that moved meanwhile is left alone) and announces what it changed in the same statement.
+// The statements that cancel, restart and purge tasks already picked by id, one task (cancelTask, restartTask) or a
+// thousand (the bulk actions): each re-checks the status under the row lock it takes (a task that moved meanwhile is
+// left alone), stamps the database's time and announces what it changed in the same statement.
 
 /** What a bulk statement did: the tasks it changed, by queue and name. */
 export type Changed = { queueName: string; name: string }[];
