@@ -26,6 +26,29 @@ async function get(url: string, path: string, headers: Record<string, string> = 
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
 }
 
+/**
+ * Runs `body` with the gateway's Prisma client swapped for one that counts its statements; `counted()` answers how
+ * many ran since its last call.
+ */
+async function withCountedQueries(t: TestGateway, body: (counted: () => number) => Promise<void>): Promise<void> {
+  const services = t.gateway.services;
+  const original = services.db;
+  const counting = new PrismaClient({ adapter: t.gateway.database.adapterFactory, log: [{ emit: 'event', level: 'query' }] });
+  let queries = 0;
+  counting.$on('query', () => void queries++);
+  services.db = counting;
+  try {
+    await body(() => {
+      const n = queries;
+      queries = 0;
+      return n;
+    });
+  } finally {
+    services.db = original;
+    await counting.$disconnect();
+  }
+}
+
 describe.each(DATABASES)('identity on %s', (kind) => {
   let t: TestGateway;
   let url: string;
@@ -229,21 +252,15 @@ describe.each(DATABASES)('identity on %s', (kind) => {
   });
 
   it('a document asked again reuses its plan, unless the plan read a variable or the caller', async () => {
-    const services = t.gateway.services;
-    const original = services.db;
-    const counting = new PrismaClient({ adapter: t.gateway.database.adapterFactory, log: [{ emit: 'event', level: 'query' }] });
-    let queries = 0;
-    counting.$on('query', () => void queries++);
-    services.db = counting;
-    const ask = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
-      queries = 0;
-      const before = plannedQueryCounts();
-      const r = await gql(url, query, variables, headers);
-      expect(r.errors).toBeUndefined();
-      const after = plannedQueryCounts();
-      return { data: r.data!, queries, planned: after.planned - before.planned, reused: after.reused - before.reused };
-    };
-    try {
+    await withCountedQueries(t, async (counted) => {
+      const ask = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
+        counted();
+        const before = plannedQueryCounts();
+        const r = await gql(url, query, variables, headers);
+        expect(r.errors).toBeUndefined();
+        const after = plannedQueryCounts();
+        return { data: r.data!, queries: counted(), planned: after.planned - before.planned, reused: after.reused - before.reused };
+      };
       // Asked first for one person, then for others: every answer as when planned, and no more statements (a mapping
       // missing on a reused plan would make each organization load on its own).
       const nested = 'query($oid: String!) { person(oid: $oid) { oid organizations { chief organization { oid shortName } } groups { group { grpId } } } }';
@@ -265,46 +282,33 @@ describe.each(DATABASES)('identity on %s', (kind) => {
       // Organization.members asks who the caller is: planned for each request.
       const members = 'query { organization(oid: "4000000000") { oid members { position } } }';
       for (let i = 0; i < 2; i++) expect(await ask(members, {}, { 'x-idpscopes': 'usr_org fullname' })).toMatchObject({ planned: 1, reused: 0 });
-    } finally {
-      services.db = original;
-      await counting.$disconnect();
-    }
+    });
   });
 
   it('one person with 50 organizations is answered with a constant number of SQL queries', async () => {
-    const services = t.gateway.services;
-    const original = services.db;
-    const counting = new PrismaClient({ adapter: t.gateway.database.adapterFactory, log: [{ emit: 'event', level: 'query' }] });
-    let queries = 0;
-    counting.$on('query', () => void queries++);
-    services.db = counting;
-    try {
+    await withCountedQueries(t, async (counted) => {
       const q = `query($oid: String!) { person(oid: $oid) { oid lastName
         organizations { position chief organization { oid shortName groups { grpId } } }
         groups { group { grpId organization { oid } } }
         employmentCount employments(pageSize: 50) { position organization { oid } } } }`;
       const count = async (oid: string, size: number) => {
-        queries = 0;
+        counted();
         const r = await gql(url, q, { oid });
         expect(r.errors).toBeUndefined();
         expect(r.data!.person.organizations).toHaveLength(size);
-        return queries;
+        return counted();
       };
       const wide = await count(WIDE, 50);
       const narrow = await count(NARROW, 1);
       expect(wide).toBe(narrow);
       expect(wide).toBeGreaterThan(0);
       expect(wide).toBeLessThanOrEqual(12);
-      queries = 0;
+      counted();
       await get(url, `/api/data/getPersonOrganizationsById?oid=${WIDE}`);
-      const restWide = queries;
-      queries = 0;
+      const restWide = counted();
       await get(url, `/api/data/getPersonOrganizationsById?oid=${NARROW}`);
-      expect(restWide).toBe(queries);
-    } finally {
-      services.db = original;
-      await counting.$disconnect();
-    }
+      expect(restWide).toBe(counted());
+    });
   });
 
   it('import is idempotent and refuses a file with one bad record without changing anything', async () => {
