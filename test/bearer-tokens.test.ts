@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importIdentity } from '../src/identity/import.js';
 import { loadConfig } from '../src/config.js';
 import { TOKEN_EXPIRED_REASON } from '../src/edge/ws.js';
@@ -469,8 +469,16 @@ describe('a provider whose key set fails: the provider is never flooded, the las
     // push the failed read they cause (and the cooldown counted from it) past the stale window measured below.
     const strangers = await Promise.all(Array.from({ length: 30 }, async (_, i) => craft(provider, await signingKey(`made-up-${i}`))));
     const token = await provider.token('backend', 'queues:read');
+    // The windows below count from the gateway's read of the keys, so the first token must cause one: the start-up's
+    // own read (not awaited by the start) must be over and older than OIDC_JWKS_CACHE_MS. The read falls between
+    // `readFrom` and `keysReadAt`: each window is measured from the side of it that keeps the check true.
+    await vi.waitFor(() => expect(provider.jwksReads()).toBeGreaterThanOrEqual(1), { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, CACHE_MS + 100));
+    const readsBeforeFirst = provider.jwksReads();
+    const readFrom = Date.now();
     expect((await httpRefusal(t.url, token)).status).toBe(200);
     const keysReadAt = Date.now();
+    expect(provider.jwksReads()).toBe(readsBeforeFirst + 1);
     provider.failJwks(500);
     const before = provider.jwksReads();
     // 30 tokens naming made-up keys at once, while the key set fails: one read at most, in flight once.
@@ -484,7 +492,7 @@ describe('a provider whose key set fails: the provider is never flooded, the las
     const servedFrom = Date.now();
     const readsAtStart = provider.jwksReads();
     let served = 0;
-    while (Date.now() < keysReadAt + CACHE_MS + STALE_MS - 300) {
+    while (Date.now() < readFrom + CACHE_MS + STALE_MS - 300) {
       const answers = await Promise.all(Array.from({ length: 10 }, () => httpRefusal(t.url, token)));
       for (const a of answers) expect(a.status).toBe(200);
       served += answers.length;
@@ -514,6 +522,7 @@ describe('a provider whose key set fails: the provider is never flooded, the las
   });
 
   it('a failed discovery answers 503 with the Retry-After of its own next attempt, and a client that obeys it is served', async () => {
+    provider.failJwks(null);
     await provider.pause();
     const cold = await startTestGateway('pglite', { ...oidcEnv(provider), OIDC_JWKS_COOLDOWN_MS: String(COOLDOWN_MS) });
     try {
