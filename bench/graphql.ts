@@ -17,9 +17,10 @@
 // one-off documents (a queue's name written into each query's text, as many hand-written clients send it: one new
 // document per request, past every document cache), which the legacy door cannot send and is left out of.
 // Each case loads every target with the same autocannon settings (BENCH_CONNECTIONS 16, BENCH_SECONDS 16 in all after
-// a BENCH_WARM_UP_SECONDS 3 warm-up), in BENCH_ROUNDS (16) interleaved rounds of BENCH_SECONDS / BENCH_ROUNDS each, the
-// order turning every round and running backwards every other round: a slow spell of a shared host then falls on every
-// target alike instead of on whichever ran during it, and no target always follows the same neighbour. Before each
+// a BENCH_WARM_UP_SECONDS 3 warm-up), in BENCH_ROUNDS (16) interleaved rounds of BENCH_SECONDS / BENCH_ROUNDS each, in
+// a new order every round (a permutation drawn from BENCH_SEED, 1, and the round): a slow spell of a shared host then
+// falls on every target alike instead of on whichever ran during it, and no target always follows the same neighbour
+// (a fixed order turned by one each round kept each target between the same two in every round). Before each
 // slice the machine settles (up to 3 s), so that what the last slice left behind (autovacuum of the rows it wrote, a
 // process's garbage collection) is not counted as the next target's price (BENCH_ROUNDS=1 loads each target once, one
 // after another). Sixteen rounds of 1 s rather than four of 2 s: on a shared 2-core host one round's traced or keyed
@@ -37,7 +38,7 @@ import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { sampleOf } from '../test/helpers/metrics.js';
 import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES, QUEUE_FIELDS as QUEUE, queueName, randomQueueName } from './fixtures.js';
-import { cpuSeconds, median, postgresCpuSeconds, runBench, settle, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, roundOrder, runBench, settle, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 16);
@@ -309,9 +310,8 @@ async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<v
 }
 
 /**
- * Warms every target up, then loads them in ROUNDS interleaved rounds, the order turning by one each round and running
- * backwards every other round, so that a target follows a different neighbour from one round to the next; the machine
- * settles before each slice.
+ * Warms every target up, then loads them in ROUNDS interleaved rounds, each in its own order (roundOrder), so that a
+ * target follows a different neighbour from one round to the next; the machine settles before each slice.
  */
 async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
   for (const t of targets) {
@@ -321,8 +321,7 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
   }
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`bench: ${bench.name}, round ${round + 1} of ${ROUNDS}`);
-    const order = targets.map((_, i) => targets[(round + i) % targets.length]!);
-    for (const t of round % 2 ? order.reverse() : order) await loadOnce(bench, t, SECONDS / ROUNDS);
+    for (const t of roundOrder(targets, round)) await loadOnce(bench, t, SECONDS / ROUNDS);
   }
   return targets.map((t) => ({
     bench: bench.name,
