@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import autocannon, { type Options } from 'autocannon';
+import fc from 'fast-check';
 
 // Shared by the benchmarks: servers in processes of their own (the load generator gets the other core), and one
 // load tool.
@@ -142,31 +143,18 @@ export async function settle(maxMs = 3000): Promise<number> {
   return performance.now() - started;
 }
 
-/** The middle value (the lower of the two middle ones for an even count). */
 /**
- * A new order of `items` for each round of an interleaved benchmark, drawn from a generator seeded by BENCH_SEED (1)
- * and the round, so that a run can be repeated. Turning a fixed order by one keeps every target between the same two
- * neighbours in every round; what one of them leaves behind (a busy PostgreSQL, a process collecting garbage) then
- * falls on the same target in every round, and no number of rounds averages it out.
+ * A new order of `items` for each round of an interleaved benchmark, drawn by fast-check from BENCH_SEED (1), so that
+ * a run can be repeated. Turning a fixed order by one keeps every target between the same two neighbours in every
+ * round; what one of them leaves behind (a busy PostgreSQL, a process collecting garbage) then falls on the same target
+ * in every round, and no number of rounds averages it out.
  */
 export function roundOrder<T>(items: readonly T[], round: number, seed = Number(process.env.BENCH_SEED ?? 1)): T[] {
-  // mulberry32: a small, well-mixed 32-bit generator; enough to pick permutations, not for secrets.
-  let state = (Math.imul(seed, 0x9e3779b1) ^ Math.imul(round + 1, 0x85ebca6b)) >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const order = [...items];
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [order[i], order[j]] = [order[j]!, order[i]!];
-  }
-  return order;
+  const orders = fc.sample(fc.shuffledSubarray([...items], { minLength: items.length, maxLength: items.length }), { seed, numRuns: round + 1 });
+  return orders[round]!;
 }
 
+/** The middle value (the lower of the two middle ones for an even count). */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
