@@ -1,7 +1,8 @@
 // `tsx bench/alternate.ts <label>=<url>[,<api key>[,<request>[,<pid>]]] ...`: one request loaded against servers that
 // are already running (say the same gateway started from two trees), in alternating bursts so that a slow spell of a
 // shared host falls on every target alike. Prints each target's req/s over all its bursts and the median of their p99s,
-// and, for a target given its server's pid, the server's CPU time per request over its bursts.
+// for a target given its server's pid, the server's CPU time per request over its bursts, and the CPU time of all the
+// local PostgreSQL's processes per request during them (whichever server asked).
 // ALT_REQUEST (or a target's own <request>) = getQueue (legacy POST /getQueue of queue ALT_QUEUE), graphql (the same
 // read over POST /graphql) or graphql-id (that read's document named by its documentId: start the gateway with
 // TRUSTED_DOCUMENTS_MANIFESTS naming the file `tsx bench/alternate.ts --manifest` prints) or createQueue (legacy
@@ -15,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { QUEUE_FIELDS } from './fixtures.js';
-import { cpuSeconds, median, runBench } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, runBench } from './lib.js';
 
 const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.ALT_SECONDS ?? 3);
@@ -42,6 +43,7 @@ interface Target {
   requests: number;
   seconds: number;
   cpu: number;
+  postgresCpu: number;
   p99s: number[];
 }
 
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
     const [label, rest] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
     const [url, key, request, pid] = rest.split(',');
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-    return { label, request: request || REQUEST, url: url!, headers, pid: pid ? Number(pid) : undefined, requests: 0, seconds: 0, cpu: 0, p99s: [] };
+    return { label, request: request || REQUEST, url: url!, headers, pid: pid ? Number(pid) : undefined, requests: 0, seconds: 0, cpu: 0, postgresCpu: 0, p99s: [] };
   });
   if (targets.length === 0) throw new Error('usage: tsx bench/alternate.ts <label>=<url>[,<api key>] ...');
   for (const t of targets) if (WARM_UP_SECONDS > 0) await burst(t, WARM_UP_SECONDS);
@@ -86,19 +88,22 @@ async function main(): Promise<void> {
     for (let i = 0; i < targets.length; i++) {
       const t = targets[(round + i) % targets.length]!;
       const cpuBefore = t.pid === undefined ? 0 : cpuSeconds(t.pid);
+      const postgresBefore = postgresCpuSeconds();
       const result = await burst(t, SECONDS);
       if (t.pid !== undefined) t.cpu += cpuSeconds(t.pid) - cpuBefore;
+      t.postgresCpu += postgresCpuSeconds() - postgresBefore;
       t.requests += result.requests.total;
       t.seconds += result.duration;
       t.p99s.push(result.latency.p99);
     }
   }
   console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
-  console.log('| target | req/s | p99 ms | server CPU ms/req |');
-  console.log('|---|---:|---:|---:|');
+  console.log('| target | req/s | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req |');
+  console.log('|---|---:|---:|---:|---:|');
   for (const t of targets) {
     const cpu = t.pid === undefined ? '' : ((t.cpu * 1000) / t.requests).toFixed(4);
-    console.log(`| ${t.label} | ${(t.requests / t.seconds).toFixed(0)} | ${median(t.p99s)} | ${cpu} |`);
+    const postgres = Number.isNaN(t.postgresCpu) ? '' : ((t.postgresCpu * 1000) / t.requests).toFixed(4);
+    console.log(`| ${t.label} | ${(t.requests / t.seconds).toFixed(0)} | ${median(t.p99s)} | ${cpu} | ${postgres} |`);
   }
 }
 
