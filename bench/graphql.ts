@@ -38,7 +38,7 @@ import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { sampleOf } from '../test/helpers/metrics.js';
 import { GENERATE_EMPLOYMENTS, GENERATE_ORGANIZATIONS, GENERATE_PERSONS, GENERATE_QUEUES, QUEUE_FIELDS as QUEUE, queueName, randomQueueName } from './fixtures.js';
-import { cpuSeconds, median, postgresCpuSeconds, roundOrder, runBench, settle, startChild, startGateway, type Child } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, roundOrders, runBench, settle, startChild, startGateway, type Child } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 16);
@@ -310,7 +310,7 @@ async function loadOnce(bench: BenchCase, t: Target, seconds: number): Promise<v
 }
 
 /**
- * Warms every target up, then loads them in ROUNDS interleaved rounds, each in its own order (roundOrder), so that a
+ * Warms every target up, then loads them in ROUNDS interleaved rounds, each in its own order (roundOrders), so that a
  * target follows a different neighbour from one round to the next; the machine settles before each slice.
  */
 async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
@@ -319,9 +319,10 @@ async function measure(bench: BenchCase, targets: Target[]): Promise<Row[]> {
     await checkAnswer(bench, t.door, t.server);
     if (WARM_UP_SECONDS > 0) await t.load(WARM_UP_SECONDS);
   }
+  const orders = roundOrders(targets, ROUNDS);
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`bench: ${bench.name}, round ${round + 1} of ${ROUNDS}`);
-    for (const t of roundOrder(targets, round)) await loadOnce(bench, t, SECONDS / ROUNDS);
+    for (const t of orders[round]!) await loadOnce(bench, t, SECONDS / ROUNDS);
   }
   return targets.map((t) => ({
     bench: bench.name,

@@ -144,14 +144,13 @@ export async function settle(maxMs = 3000): Promise<number> {
 }
 
 /**
- * A new order of `items` for each round of an interleaved benchmark, drawn by fast-check from BENCH_SEED (1), so that
- * a run can be repeated. Turning a fixed order by one keeps every target between the same two neighbours in every
- * round; what one of them leaves behind (a busy PostgreSQL, a process collecting garbage) then falls on the same target
- * in every round, and no number of rounds averages it out.
+ * A new order of `items` for each of `rounds` rounds of an interleaved benchmark, drawn by fast-check from BENCH_SEED
+ * (1), so that a run can be repeated. Turning a fixed order by one keeps every target between the same two neighbours
+ * in every round; what one of them leaves behind (a busy PostgreSQL, a process collecting garbage) then falls on the
+ * same target in every round, and no number of rounds averages it out.
  */
-export function roundOrder<T>(items: readonly T[], round: number, seed = Number(process.env.BENCH_SEED ?? 1)): T[] {
-  const orders = fc.sample(fc.shuffledSubarray([...items], { minLength: items.length, maxLength: items.length }), { seed, numRuns: round + 1 });
-  return orders[round]!;
+export function roundOrders<T>(items: readonly T[], rounds: number, seed = Number(process.env.BENCH_SEED ?? 1)): T[][] {
+  return fc.sample(fc.shuffledSubarray([...items], { minLength: items.length, maxLength: items.length }), { seed, numRuns: rounds });
 }
 
 /** The middle value (the lower of the two middle ones for an even count). */
