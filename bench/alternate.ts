@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { QUEUE_FIELDS } from './fixtures.js';
-import { cpuSeconds, median, postgresCpuSeconds, runBench } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, roundOrders, runBench } from './lib.js';
 
 const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.ALT_SECONDS ?? 3);
@@ -84,9 +84,8 @@ async function main(): Promise<void> {
   });
   if (targets.length === 0) throw new Error('usage: tsx bench/alternate.ts <label>=<url>[,<api key>] ...');
   for (const t of targets) if (WARM_UP_SECONDS > 0) await burst(t, WARM_UP_SECONDS);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < targets.length; i++) {
-      const t = targets[(round + i) % targets.length]!;
+  for (const order of roundOrders(targets, ROUNDS)) {
+    for (const t of order) {
       const cpuBefore = t.pid === undefined ? 0 : cpuSeconds(t.pid);
       const postgresBefore = postgresCpuSeconds();
       const result = await burst(t, SECONDS);
@@ -97,7 +96,7 @@ async function main(): Promise<void> {
       t.p99s.push(result.latency.p99);
     }
   }
-  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, order turning each round\n`);
+  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, a new order each round (BENCH_SEED ${process.env.BENCH_SEED ?? 1})\n`);
   console.log('| target | req/s | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req |');
   console.log('|---|---:|---:|---:|---:|');
   for (const t of targets) {

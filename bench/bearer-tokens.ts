@@ -6,16 +6,16 @@
 // gateway processes over it: called with the key; with the token, verified tokens remembered (AUTH_CACHE_MS 5000, the
 // default); with the token and AUTH_CACHE_MS=0, so that every request verifies the signature and the claims. Each
 // is loaded with `{ __typename }` over POST /graphql (needs a caller, reads nothing: what is measured is the caller's
-// check) by autocannon (BENCH_CONNECTIONS 16) in BENCH_ROUNDS (4) interleaved rounds of BENCH_SECONDS / rounds (8 s in
-// all) after a 2 s warm-up. Prints req/s, p99 and the gateway's CPU per request (median of the rounds), and the ratio
-// of each to the key.
+// check) by autocannon (BENCH_CONNECTIONS 16) in BENCH_ROUNDS (4) rounds, a new order each, of BENCH_SECONDS / rounds
+// (8 s in all) after a 2 s warm-up. Prints req/s, p99 and the gateway's CPU per request (median of the rounds), and the
+// ratio of each to the key.
 import autocannon from 'autocannon';
 import { createApiKey } from '../src/access/api-keys.js';
 import { openDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { freshDatabase } from '../test/helpers/databases.js';
 import { GATEWAY_RESOURCE, signingKey, startTestProvider } from '../test/helpers/oidc-provider.js';
-import { cpuSeconds, median, runBench, startGateway, type Child } from './lib.js';
+import { cpuSeconds, median, roundOrders, runBench, startGateway, type Child } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
@@ -61,9 +61,8 @@ runBench(async () => {
       const warm = await run(target, 2);
       if (warm.non2xx > 0) throw new Error(`${target.name}: ${warm.non2xx} answers were not 2xx`);
     }
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < targets.length; i++) {
-        const target = targets[(i + round) % targets.length]!;
+    for (const order of roundOrders(targets, ROUNDS)) {
+      for (const target of order) {
         const cpuBefore = cpuSeconds(target.child.process.pid!);
         const result = await run(target, SECONDS / ROUNDS);
         const cpu = cpuSeconds(target.child.process.pid!) - cpuBefore;

@@ -7,7 +7,7 @@
 // makes: a server span started with the HTTP attributes, named and given the legacy call's and the operation's
 // attributes, and a SQL client span under it with its statement; each ends carrying a request id. A third target
 // makes the same spans with no processor at all: subtracted, it leaves what batching and exporting cost.
-// BENCH_ROUNDS (12) rounds load each target with BENCH_SLICE (5,000) requests in turn, the order turning each round,
+// BENCH_ROUNDS (12) rounds load each target with BENCH_SLICE (5,000) requests in turn, a new order each round,
 // yielding to the event loop every 100 requests so that batches are sent as they fill. Prints CPU time per request
 // (this process, user + system: the spans, the serialization, garbage collection and the HTTP exports) per target,
 // and ours / the SDK's, whole and for the export alone.
@@ -19,7 +19,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OtlpJsonExportProcessor } from '../src/telemetry/otlp-export.js';
-import { runBench } from './lib.js';
+import { roundOrders, runBench } from './lib.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 12));
 const SLICE = Math.max(100, Number(process.env.BENCH_SLICE ?? 5000));
@@ -87,11 +87,8 @@ async function main(): Promise<void> {
   const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   try {
     for (const t of targets) await load(providers.get(t)!, SLICE); // warm-up
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < targets.length; i++) {
-        const t = targets[(round + i) % targets.length]!;
-        cpu.set(t, cpu.get(t)! + (await load(providers.get(t)!, SLICE)));
-      }
+    for (const order of roundOrders(targets, ROUNDS)) {
+      for (const t of order) cpu.set(t, cpu.get(t)! + (await load(providers.get(t)!, SLICE)));
     }
   } finally {
     await Promise.all([...providers.values()].map((p) => p.shutdown()));
@@ -99,7 +96,7 @@ async function main(): Promise<void> {
   }
   const perRequest = (t: Target) => cpu.get(t)! / (ROUNDS * SLICE);
   const bare = perRequest('no processor');
-  console.log(`\n${ROUNDS} rounds of ${SLICE} requests (a server span and a SQL span each) per target, order turning each round\n`);
+  console.log(`\n${ROUNDS} rounds of ${SLICE} requests (a server span and a SQL span each) per target, a new order each round (BENCH_SEED ${process.env.BENCH_SEED ?? 1})\n`);
   console.log('| target | CPU µs per request | export alone µs |');
   console.log('|---|---:|---:|');
   for (const t of targets) console.log(`| ${t} | ${perRequest(t).toFixed(2)} | ${t === 'no processor' ? '-' : (perRequest(t) - bare).toFixed(2)} |`);
