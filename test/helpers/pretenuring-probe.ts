@@ -1,8 +1,8 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 
-// Run by test/heap-tuning.test.ts with `node --expose-gc --import tsx`: prints how many bytes of the old generation
-// short-lived objects took after their allocation site had seen its objects survive (0 unless V8 pretenured the site).
-// With `gateway` as its argument it first imports what src/main.ts imports first.
+// Run by test/heap-tuning.test.ts with `node --expose-gc --no-concurrent-recompilation --import tsx`: prints how many
+// bytes of the old generation short-lived objects took after their allocation site had seen its objects survive (0
+// unless V8 pretenured the site). With `gateway` as its argument it first imports what src/main.ts imports first.
 
 if (process.argv[2] === 'gateway') await import('../../src/runtime/heap-tuning.js');
 
