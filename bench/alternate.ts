@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
 import { QUEUE_FIELDS } from './fixtures.js';
-import { cpuSeconds, median, postgresCpuSeconds, roundOrders, runBench } from './lib.js';
+import { cpuSeconds, median, postgresCpuSeconds, ROUND_SEED, roundOrders, runBench } from './lib.js';
 
 const CONNECTIONS = Number(process.env.ALT_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.ALT_SECONDS ?? 3);
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
       t.p99s.push(result.latency.p99);
     }
   }
-  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, a new order each round (BENCH_SEED ${process.env.BENCH_SEED ?? 1})\n`);
+  console.log(`\n${[...new Set(targets.map((t) => t.request))].join(' / ')}, ${CONNECTIONS} connections${RATE ? ` at ${RATE} req/s` : ''}, ${ROUNDS} rounds of ${SECONDS} s per target, a new order each round (BENCH_SEED ${ROUND_SEED})\n`);
   console.log('| target | req/s | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req |');
   console.log('|---|---:|---:|---:|---:|');
   for (const t of targets) {

@@ -143,13 +143,16 @@ export async function settle(maxMs = 3000): Promise<number> {
   return performance.now() - started;
 }
 
+/** The seed of a run's round orders (BENCH_SEED, default 1), printed by the benchmarks so that a run can be repeated. */
+export const ROUND_SEED = Number(process.env.BENCH_SEED ?? 1);
+
 /**
  * A new order of `items` for each of `rounds` rounds of an interleaved benchmark, drawn by fast-check from BENCH_SEED
  * (1), so that a run can be repeated. Turning a fixed order by one keeps every target between the same two neighbours
  * in every round; what one of them leaves behind (a busy PostgreSQL, a process collecting garbage) then falls on the
  * same target in every round, and no number of rounds averages it out.
  */
-export function roundOrders<T>(items: readonly T[], rounds: number, seed = Number(process.env.BENCH_SEED ?? 1)): T[][] {
+export function roundOrders<T>(items: readonly T[], rounds: number, seed = ROUND_SEED): T[][] {
   return fc.sample(fc.shuffledSubarray([...items], { minLength: items.length, maxLength: items.length }), { seed, numRuns: rounds });
 }
 

@@ -19,7 +19,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { OtlpJsonExportProcessor } from '../src/telemetry/otlp-export.js';
-import { roundOrders, runBench } from './lib.js';
+import { ROUND_SEED, roundOrders, runBench } from './lib.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 12));
 const SLICE = Math.max(100, Number(process.env.BENCH_SLICE ?? 5000));
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   }
   const perRequest = (t: Target) => cpu.get(t)! / (ROUNDS * SLICE);
   const bare = perRequest('no processor');
-  console.log(`\n${ROUNDS} rounds of ${SLICE} requests (a server span and a SQL span each) per target, a new order each round (BENCH_SEED ${process.env.BENCH_SEED ?? 1})\n`);
+  console.log(`\n${ROUNDS} rounds of ${SLICE} requests (a server span and a SQL span each) per target, a new order each round (BENCH_SEED ${ROUND_SEED})\n`);
   console.log('| target | CPU µs per request | export alone µs |');
   console.log('|---|---:|---:|');
   for (const t of targets) console.log(`| ${t} | ${perRequest(t).toFixed(2)} | ${t === 'no processor' ? '-' : (perRequest(t) - bare).toFixed(2)} |`);
